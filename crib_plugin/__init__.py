@@ -1,0 +1,42 @@
+"""crib — persistent memory for AI agents.
+
+One SQLite file, three retrieval channels (facts, full text, vectors), fused and floored; three
+hook points (``on_prompt``, ``on_store``, ``on_response``) for any agent loop.
+
+The names below are resolved lazily, so ``import crib_plugin`` stays cheap on the per-prompt path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .hookspecs import hookimpl, hookspec
+
+__all__ = [
+    "Memory",
+    "Scrubber",
+    "Session",
+    "ResponseStream",
+    "get_plugin_manager",
+    "hookimpl",
+    "hookspec",
+    "__version__",
+]
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Memory": ("memory", "Memory"),
+    "Scrubber": ("scrub", "Scrubber"),
+    "Session": ("session", "Session"),
+    "ResponseStream": ("session", "ResponseStream"),
+    "get_plugin_manager": ("plugins", "get_plugin_manager"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(f".{module}", __name__), attr)
+    raise AttributeError(name)

@@ -1,0 +1,63 @@
+"""The vector channel: sqlite-vec nearest neighbours by cosine distance, behind a relevance floor.
+
+Nearest-neighbour search always returns *something*; the floor is what lets this channel say
+"nothing matches" (the open defect of seed 000). The floor is a cosine similarity: a store may
+carry a calibrated value (``crib calibrate``) under ``floor:<embedder key>``; otherwise the
+embedder's shipped default applies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import CribError
+from ..hookspecs import hookimpl
+from ..records import ChannelHit, ChannelResult, Query
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    """float32 little-endian bytes, the format vec0 expects."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+class VectorChannel:
+    """k-NN over the store's active embedding space, floored by cosine similarity."""
+
+    name = "vector"
+
+    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        result = ChannelResult(channel=self.name)
+        try:
+            embedder = memory.embedder()
+            space = memory.store.vector_space(memory.embedder_key())
+            if space is None:
+                result.note = "no vectors stored yet"
+                return result
+            if query.embedding is None:
+                query.embedding = embedder.embed_query(query.text)
+        except CribError as exc:
+            result.ran = False
+            result.note = str(exc)
+            return result
+        floor = memory.vector_floor()
+        table, _dim = space
+        hits: list[ChannelHit] = []
+        for entry_id, distance in memory.store.vector_search(table, to_blob(query.embedding), limit):
+            similarity = 1.0 - distance
+            hit = ChannelHit(entry_id=entry_id, rank=len(hits) + 1, score=similarity, channel=self.name)
+            if similarity < floor:
+                hit.passed_floor = False
+                result.dropped_by_floor += 1
+            hits.append(hit)
+        result.hits = hits
+        return result
+
+
+@hookimpl(trylast=True)
+def register_channels(register):  # type: ignore[no-untyped-def]
+    register(VectorChannel())

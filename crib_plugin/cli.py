@@ -1,0 +1,313 @@
+"""The ``crib`` command: stdin/stdout like the original crib, plus maintenance and inspection.
+
+Errors crib raises on purpose (:class:`~crib_plugin.errors.CribError`) become one line on stderr
+and a non-zero exit. ``retrieve`` and ``hook`` are the exceptions: they always exit 0 and print
+nothing on failure, because a broken retrieval must never block the agent or put a traceback into
+its context.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from .errors import CribError, InputError
+
+log = logging.getLogger("crib")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"crib: {message}", err=True)
+    sys.exit(code)
+
+
+def log_failure(context: str, exc: BaseException) -> None:
+    """Record a fail-open failure in ``.state/crib/crib.log`` beside the database (never stdout)."""
+    try:
+        from .config import load_settings
+
+        path = Path(os.environ.get("CRIB_ERROR_LOG") or load_settings().db.parent / "crib.log")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        from .timeutil import now_iso
+
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{now_iso()} {context}: {type(exc).__name__}: {exc}\n")
+    except Exception:  # logging must not fail either
+        pass
+
+
+class CribGroup(click.Group):
+    """Turns CribError into a clean one-line message (no traceback) for every subcommand."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CribError as exc:
+            fail(str(exc), exc.exit_code)
+
+
+def read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.closed:
+        return ""
+    try:
+        return sys.stdin.read()
+    except (OSError, ValueError):
+        return ""
+
+
+def prompt_from_input(raw: str) -> str:
+    """Plain text, or Claude Code's hook JSON with a ``prompt`` field."""
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
+            return data["prompt"].strip()
+    return text
+
+
+def open_memory(create: bool = True, **kwargs: Any) -> Any:
+    from .memory import Memory
+
+    return Memory(create=create, **kwargs)
+
+
+def warn_all(memory: Any) -> None:
+    for note in memory.warnings:
+        click.echo(f"crib: warning: {note}", err=True)
+
+
+@click.group(cls=CribGroup)
+@click.version_option(package_name="crib-plugin", prog_name="crib")
+def cli() -> None:
+    """crib — persistent memory for AI agents (one SQLite file: facts, full text, vectors).
+
+    The database is CRIB_DB (default .state/crib/crib.db under the current directory).
+    """
+
+
+@cli.command()
+@click.option("--type", "entry_type", default=None, help="note, decision, correction or error (or a leading type=WORD).")
+@click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
+@click.option("--metadata", default=None, help="JSON object stored with the entry.")
+@click.argument("text", required=False)
+def write(entry_type: str | None, created_at: str | None, metadata: str | None, text: str | None) -> None:
+    """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
+    raw = text if text is not None else read_stdin()
+    if not raw.strip():
+        raise InputError("nothing to write: stdin is empty")
+    meta: dict[str, Any] = {}
+    if metadata:
+        try:
+            meta = json.loads(metadata)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--metadata is not valid JSON: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise InputError("--metadata must be a JSON object")
+    with open_memory() as memory:
+        entry_id = memory.write(raw, type=entry_type, created_at=created_at, metadata=meta)
+        report = memory.last_write
+        warn_all(memory)
+    parts = [f"stored entry {entry_id}"]
+    if report is not None:
+        if report.duplicate:
+            parts = [f"entry {entry_id} already stored (identical content)"]
+        else:
+            parts.append("vector" if report.embedded else "no vector (queued)")
+            parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")
+        for note in report.notes:
+            click.echo(f"crib: {note}", err=True)
+    click.echo(", ".join(parts))
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["memory", "context"]), default="memory", help="memory: <memory> block (default); context: fenced <memory-context> block.")
+@click.option("--budget", type=int, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
+@click.option("--explain", is_flag=True, help="After the block, print (to stderr) why each memory was kept or dropped.")
+@click.argument("prompt", required=False)
+def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) -> None:
+    """Print the memories relevant to the prompt on stdin (or PROMPT); nothing when none are.
+
+    Always exits 0: failures print nothing on stdout and one line on stderr.
+    """
+    from .render import FORMATS
+
+    try:
+        text = prompt_from_input(prompt if prompt is not None else read_stdin())
+        if not text:
+            return
+        from .config import load_settings
+
+        settings = load_settings()
+        if not settings.db.exists():
+            return
+        with open_memory(create=False, settings=settings) as memory:
+            retrieval = memory.select(memory.recall(text), budget=budget)
+            block = memory.render(retrieval, template=FORMATS[fmt])
+            warn_all(memory)
+            if explain:
+                from .explain import explain_text
+
+                click.echo(explain_text(retrieval), err=True)
+    except Exception as exc:  # fail open
+        log_failure("retrieve", exc)
+        click.echo(f"crib: retrieve failed open: {exc}", err=True)
+        return
+    if block:
+        sys.stdout.write(block)
+        sys.stdout.flush()
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-k", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per hit (id, score, channels, content, type, created_at, metadata).")
+@click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
+@click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
+def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool) -> None:
+    """Ranked hits for QUERY (fused, floors applied, no budget)."""
+    from .config import parse_channels
+
+    names = parse_channels(",".join(channels)) if channels else None
+    with open_memory(create=False) as memory:
+        retrieval = memory.recall(query, channels=names)
+        hits = retrieval.hits[:limit]
+        warn_all(memory)
+        if as_json:
+            for hit in hits:
+                click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+        else:
+            for hit in hits:
+                chans = ",".join(sorted(hit.channels))
+                click.echo(f"{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {hit.entry.content[:120]}")
+        if explain:
+            from .explain import explain_text
+
+            click.echo(explain_text(retrieval), err=as_json)
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+def import_(file: Any) -> None:
+    """Import entries from a JSONL FILE (`-` for stdin): content, type, created_at, metadata.
+
+    Every line is checked before anything is written: one bad line writes nothing.
+    """
+    records = []
+    for number, line in enumerate(file, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"line {number}: not valid JSON ({exc.msg})") from exc
+    with open_memory() as memory:
+        reports = memory.import_records(records)
+        warn_all(memory)
+    new = sum(1 for r in reports if not r.duplicate)
+    click.echo(f"imported {new} entries ({len(reports) - new} already present)")
+
+
+@cli.command()
+def export() -> None:
+    """Write every entry as JSONL to stdout (id, type, content, created_at, metadata)."""
+    with open_memory(create=False) as memory:
+        for record in memory.export():
+            click.echo(json.dumps(record, ensure_ascii=False))
+
+
+@cli.command()
+@click.argument("entry_id", type=int)
+def forget(entry_id: int) -> None:
+    """Delete entry ENTRY_ID (its text, vectors and fact sources)."""
+    with open_memory(create=False) as memory:
+        if not memory.forget(entry_id):
+            raise InputError(f"no entry with id {entry_id}")
+    click.echo(f"forgot entry {entry_id}")
+
+
+@cli.command()
+@click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
+def reindex(embedder: str | None) -> None:
+    """Embed entries that have no vector (the queue), or switch embedders explicitly."""
+    with open_memory(create=False) as memory:
+        result = memory.reindex(embedder)
+    click.echo(json.dumps(result))
+
+
+@cli.command()
+@click.option("--no-model", is_flag=True, help="Do not fetch the offline model weights.")
+def init(no_model: bool) -> None:
+    """Create the database (and fetch the offline model's weights) now rather than on first use."""
+    from .config import load_settings
+
+    settings = load_settings()
+    with open_memory() as memory:
+        version = memory.store.schema_version()
+        name = memory.embedder_name()
+        if not no_model and name == "minilm":
+            from .models.weights import ensure_minilm
+
+            path = ensure_minilm()
+            click.echo(f"offline model ready: {path}")
+    click.echo(f"crib database ready: {settings.db} (schema {version}, embedder {name})")
+
+
+@cli.command()
+def doctor() -> None:
+    """Check every prerequisite and print JSON; exit 1 when something required is missing."""
+    from .doctor import run_doctor
+
+    report = run_doctor()
+    click.echo(json.dumps(report, indent=2, default=str))
+    sys.exit(0 if report.get("ok") else 1)
+
+
+@cli.command()
+def scrub() -> None:
+    """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
+    import codecs
+
+    from .scrub import Scrubber
+
+    scrubber = Scrubber()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    source = getattr(sys.stdin, "buffer", None)
+    if source is None:
+        return
+    read = getattr(source, "read1", source.read)  # read1: whatever has arrived, so output streams
+    out = sys.stdout
+    while True:
+        data = read(65536)
+        text = scrubber.feed(decoder.decode(data, final=not data))
+        if text:
+            out.write(text)
+            out.flush()
+        if not data:
+            break
+    out.write(scrubber.flush())
+    out.flush()
+
+
+def _load_plugin_commands() -> None:
+    try:
+        from .plugins import get_plugin_manager
+
+        get_plugin_manager().hook.register_commands(cli=cli)
+    except CribError as exc:  # pragma: no cover - a broken plugin must not break the CLI
+        click.echo(f"crib: plugin commands not loaded: {exc}", err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    _load_plugin_commands()
+    cli.main(args=argv, prog_name="crib")
+

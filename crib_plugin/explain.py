@@ -1,0 +1,35 @@
+"""Human-readable account of one retrieval: each channel's ranking, floors, budget, timings."""
+
+from __future__ import annotations
+
+from .records import Retrieval
+
+
+def explain_text(retrieval: Retrieval) -> str:
+    """A plain-text report: what each channel found, what was kept, dropped, and why."""
+    lines = [f"query: {retrieval.query.text!r}", f"keywords: {', '.join(retrieval.query.keywords) or '-'}"]
+    if retrieval.query.fts_expression:
+        lines.append(f"fts: {retrieval.query.fts_expression}")
+    for result in retrieval.channels:
+        status = "ran" if result.ran else f"did not run ({result.note})"
+        extra = f", floor dropped {result.dropped_by_floor}" if result.dropped_by_floor else ""
+        note = f" — {result.note}" if result.ran and result.note else ""
+        lines.append(
+            f"channel {result.channel}: {status}, {len(result.hits)} hits{extra}, {result.seconds * 1000:.1f} ms{note}"
+        )
+        for hit in result.hits[:10]:
+            mark = "" if hit.passed_floor else "  (below floor)"
+            lines.append(f"    #{hit.rank:<3} entry {hit.entry_id:<6} score {hit.score:.4f}{mark}")
+    lines.append("kept:")
+    for hit in retrieval.hits:
+        ranks = ", ".join(f"{c}#{h.rank} ({h.score:.3f})" for c, h in sorted(hit.channels.items()))
+        lines.append(f"    entry {hit.entry.id:<6} fused {hit.score:.5f}  {ranks}  {hit.entry.content[:70]!r}")
+    for fact in retrieval.facts:
+        lines.append(f"    fact {fact.subject} → {fact.predicate} → {fact.object} (score {fact.score:.3f})")
+    if retrieval.dropped:
+        lines.append("dropped:")
+        for entry_id, reason in retrieval.dropped:
+            lines.append(f"    entry {entry_id:<6} {reason}")
+    timings = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in retrieval.timings.items())
+    lines.append(f"timings: {timings}")
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""Fuse channel rankings into one list (reciprocal rank fusion), then fit it to the budget.
+
+RRF (Cormack et al., 2009): ``score(d) = Σ_c w_c / (k + rank_c(d))`` with ``k = 60``. It needs no
+score calibration between channels — BM25 and cosine live on different scales — and an entry
+found by two channels rises above one found by either alone. Hits a channel's floor rejected take
+no part. Per-channel weights let a stronger channel count for more (see ``bench/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .records import ChannelHit, ChannelResult
+
+RRF_K = 60
+DEFAULT_WEIGHTS: dict[str, float] = {"fts": 1.0, "vector": 1.0, "facts": 1.0}
+
+
+@dataclass
+class Fused:
+    """An entry id with its fused score and the channel hits that produced it."""
+
+    entry_id: int
+    score: float
+    channels: dict[str, ChannelHit] = field(default_factory=dict)
+
+
+def fuse(
+    results: list[ChannelResult],
+    *,
+    k: int = RRF_K,
+    weights: dict[str, float] | None = None,
+) -> list[Fused]:
+    """Reciprocal rank fusion of every channel's floor-passing hits, best first.
+
+    Ties break on the best single-channel rank, then on the newer entry (larger id).
+    """
+    weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+    fused: dict[int, Fused] = {}
+    for result in results:
+        if not result.ran:
+            continue
+        weight = weights.get(result.channel, 1.0)
+        rank = 0
+        for hit in result.hits:
+            if not hit.passed_floor:
+                continue
+            rank += 1
+            item = fused.setdefault(hit.entry_id, Fused(hit.entry_id, 0.0))
+            item.score += weight / (k + rank)
+            item.channels[result.channel] = hit
+    return sorted(
+        fused.values(),
+        key=lambda f: (-f.score, min(h.rank for h in f.channels.values()), -f.entry_id),
+    )
+
+
+def item_cost(text: str) -> int:
+    """Characters an entry takes in the rendered block (content plus its ``- [date type] `` prefix)."""
+    return len(text) + 28
+
+
+def fit_budget(
+    contents: list[str],
+    budget: int,
+    *,
+    overhead: int = 200,
+    max_items: int | None = None,
+) -> tuple[list[int], list[int]]:
+    """Indices of ``contents`` (best first) that fit in ``budget`` characters, and those dropped.
+
+    Greedy in rank order: an item that does not fit is skipped and smaller ones further down may
+    still fit, so a single huge entry cannot starve the block.
+    """
+    kept: list[int] = []
+    dropped: list[int] = []
+    used = overhead
+    for index, text in enumerate(contents):
+        cost = item_cost(text)
+        if (max_items is not None and len(kept) >= max_items) or used + cost > budget:
+            dropped.append(index)
+            continue
+        kept.append(index)
+        used += cost
+    return kept, dropped

@@ -1,0 +1,396 @@
+"""The facade every host uses: ``Memory.write / search / retrieve / forget / reindex``.
+
+One ``Memory`` wraps one store (a SQLite file by default), the plugin manager's registry of
+channels and models, and the settings read from the environment. Models are created lazily, so
+a process that only writes text never loads an embedder it does not need, and a retrieval that
+runs only the full-text channel never imports numpy's model code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from . import facts as facts_mod
+from .config import Settings, load_settings
+from .errors import ConfigError, CribError, InputError, ModelError
+from .fusion import fit_budget
+from .plugins import get_plugin_manager, registry
+from .records import Entry, Hit, Retrieval, Triple
+from .render import CLASSIC, render_block
+from .timeutil import normalise_iso
+from .write import clean_content, parse_write, validate_type
+
+DEFAULT_MAX_ITEMS = 10
+DEFAULT_MAX_FACTS = 10
+EMBED_BATCH = 32
+
+# Cosine-similarity floors shipped per embedder identity; `crib calibrate` stores better ones.
+DEFAULT_VECTOR_FLOORS: dict[str, float] = {
+    "minilm:all-MiniLM-L6-v2:384": 0.30,
+    "ollama:nomic-embed-text:768": 0.50,
+}
+FALLBACK_VECTOR_FLOOR = 0.35
+
+
+@dataclass
+class WriteReport:
+    """What the last write did: the entry id and which parts of the write path ran."""
+
+    entry_id: int
+    duplicate: bool = False
+    embedded: bool = False
+    facts: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NewEntry:
+    """One entry to write (the import and bulk-write unit)."""
+
+    content: str
+    type: str = "note"
+    created_at: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Memory:
+    """Persistent memory for one project: a store plus the channels and models that serve it."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        pm: Any = None,
+        create: bool = True,
+        embedder: Any = None,
+        extractor: Any = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.path = Path(path) if path is not None else self.settings.db
+        self.pm = pm or get_plugin_manager()
+        self.registry = registry(self.pm)
+        self._create = create
+        self._store: Any = None
+        self._embedder = embedder
+        self._extractor = extractor
+        self.warnings: list[str] = []
+        self.last_write: WriteReport | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Any:
+        """The open store (opened on first use; never created when ``create=False``)."""
+        if self._store is None:
+            from .store import open_store
+
+            self._store = open_store(self.path, create=self._create)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- models ----------------------------------------------------------------------------
+
+    def embedder_name(self) -> str:
+        """The store's embedder (recorded at first use); ``CRIB_EMBEDDER`` only picks it for a new store."""
+        recorded = self.store.get_setting("embedder")
+        wanted = self.settings.embedder
+        if recorded and wanted and wanted != recorded:
+            note = (
+                f"CRIB_EMBEDDER={wanted} ignored: this store's vectors were made by {recorded!r}; "
+                f"run `crib reindex --embedder {wanted}` to switch"
+            )
+            if note not in self.warnings:
+                self.warnings.append(note)
+        return recorded or wanted or "minilm"
+
+    def embedder(self) -> Any:
+        """The embedder instance (created once). Raises ConfigError / ModelError."""
+        if self._embedder is None:
+            self._embedder = self.registry.make("embedders", self.embedder_name())
+        return self._embedder
+
+    def embedder_key(self) -> str:
+        from .models.base import embedder_key
+
+        return embedder_key(self.embedder())
+
+    def vector_floor(self) -> float:
+        """Cosine-similarity floor for the active embedder: calibrated value, else shipped default."""
+        key = self.embedder_key()
+        stored = self.store.get_setting(f"floor:{key}")
+        if stored is not None:
+            return float(stored)
+        embedder_default = getattr(self.embedder(), "default_floor", None)
+        if embedder_default is not None:
+            return float(embedder_default)
+        return DEFAULT_VECTOR_FLOORS.get(key, FALLBACK_VECTOR_FLOOR)
+
+    def channel_weights(self) -> dict[str, float]:
+        raw = self.store.get_setting("fusion_weights")
+        return json.loads(raw) if raw else {}
+
+    def extractor_name(self) -> str:
+        """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
+        wanted = (os.environ.get("CRIB_EXTRACTOR") or "auto").strip().lower()
+        if wanted != "auto":
+            return wanted
+        from .models.ollama_probe import ollama_has_model
+
+        model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+        return "ollama" if ollama_has_model(model) else "rules"
+
+    def extractor(self) -> Any:
+        if self._extractor is None:
+            self._extractor = self.registry.make("extractors", self.extractor_name())
+        return self._extractor
+
+    def _extract(self, content: str, notes: list[str]) -> list[Triple]:
+        try:
+            return list(self.extractor().extract(content))
+        except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
+            notes.append(f"facts not extracted: {exc}")
+            return []
+
+    def _embed(self, contents: Sequence[str], notes: list[str]) -> list[Any] | None:
+        try:
+            embedder = self.embedder()
+            vectors: list[Any] = []
+            for start in range(0, len(contents), EMBED_BATCH):
+                vectors.extend(embedder.embed_documents(list(contents[start:start + EMBED_BATCH])))
+            return vectors
+        except Exception as exc:  # model down or a plugin's bug: keep the entry, queue its vector
+            notes.append(f"vector not stored (queued for `crib reindex`): {exc}")
+            return None
+
+    # -- write -----------------------------------------------------------------------------
+
+    def write(
+        self,
+        text: str,
+        type: str | None = None,
+        created_at: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        dedupe: bool = True,
+        extract: bool = True,
+    ) -> int:
+        """Store one memory and return its id. ``type=WORD`` prefixes are honoured.
+
+        One transaction writes the entry, its index rows, its vector (or a queue row when the
+        embedder failed) and its consolidated facts. An identical entry (same type, content and
+        metadata) is not stored twice: its id is returned.
+        """
+        parsed = parse_write(text, type)
+        item = NewEntry(parsed.content, parsed.type, created_at, dict(metadata or {}))
+        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
+        self.last_write = reports[0]
+        return reports[0].entry_id
+
+    def write_many(
+        self,
+        items: Sequence[NewEntry],
+        *,
+        dedupe: bool = True,
+        extract: bool = True,
+        cleaned: bool = False,
+    ) -> list[WriteReport]:
+        """Store several entries, embedding them in batches (the import and benchmark path)."""
+        prepared: list[NewEntry] = []
+        for item in items:
+            content = item.content if cleaned else clean_content(item.content)
+            if not content:
+                raise InputError("nothing to write: the text is empty (after removing memory blocks)")
+            if not isinstance(item.metadata, dict):
+                raise InputError("metadata must be a JSON object")
+            prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
+        store = self.store
+        reports: list[WriteReport | None] = [None] * len(prepared)
+        todo: list[int] = []
+        for index, item in enumerate(prepared):
+            dup = store.find_duplicate(item.type, item.content, item.metadata) if dedupe else None
+            if dup is not None:
+                reports[index] = WriteReport(dup, duplicate=True)
+            else:
+                todo.append(index)
+        notes: list[str] = []
+        vectors = self._embed([prepared[i].content for i in todo], notes) if todo else []
+        key = self.embedder_key() if vectors else None
+        table = store.ensure_vector_space(key, len(vectors[0])) if vectors else None
+        from .channels.vectors import to_blob
+
+        for position, index in enumerate(todo):
+            item = prepared[index]
+            item_notes = list(notes)
+            triples = self._extract(item.content, item_notes) if extract else []
+            with store.transaction():
+                entry_id = store.insert_entry(item.type, item.content, item.created_at, item.metadata)
+                if vectors is not None and table is not None:
+                    store.put_vector(table, entry_id, to_blob(vectors[position]))
+                else:
+                    store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
+                fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+            reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
+        if vectors and store.get_setting("embedder") is None:
+            store.set_setting("embedder", self.embedder_name())
+        return [r for r in reports if r is not None]
+
+    # -- read ------------------------------------------------------------------------------
+
+    def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
+        """Every channel's ranking fused into one list (floors applied, budget not yet)."""
+        from .recall import recall
+
+        return recall(self, text, channels=channels)
+
+    def search(self, query: str, limit: int = 10, *, channels: Sequence[str] | None = None) -> list[Hit]:
+        """The best ``limit`` hits for ``query``: entries with fused score and channels."""
+        return self.recall(query, channels=channels).hits[:limit]
+
+    def select(
+        self,
+        retrieval: Retrieval,
+        *,
+        budget: int | None = None,
+        max_items: int = DEFAULT_MAX_ITEMS,
+        exclude: Iterable[int] = (),
+    ) -> Retrieval:
+        """Cut a retrieval to what fits the character budget (best first); record what was dropped."""
+        budget = budget or self.settings.budget
+        excluded = set(exclude)
+        candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
+        for hit in retrieval.hits:
+            if hit.entry.id in excluded:
+                retrieval.dropped.append((hit.entry.id, "already injected this session"))
+        facts = retrieval.facts[:DEFAULT_MAX_FACTS]
+        fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
+        kept, dropped = fit_budget(
+            [h.entry.content for h in candidates], budget, overhead=300 + fact_cost, max_items=max_items
+        )
+        for index in dropped:
+            retrieval.dropped.append((candidates[index].entry.id, "budget"))
+        retrieval.hits = [candidates[i] for i in kept]
+        retrieval.facts = facts
+        return retrieval
+
+    def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
+        """The rendered block for a (selected) retrieval, or ``""`` when it is empty."""
+        if retrieval.empty:
+            return ""
+        ran = [c.channel for c in retrieval.channels if c.ran]
+        skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
+        return render_block(
+            [h.entry for h in retrieval.hits],
+            retrieval.facts,
+            template=template,
+            user_dir=self.settings.templates,
+            channels=ran,
+            skipped=skipped,
+        )
+
+    def retrieve(
+        self,
+        prompt: str,
+        *,
+        template: str = CLASSIC,
+        budget: int | None = None,
+        exclude: Iterable[int] = (),
+        channels: Sequence[str] | None = None,
+    ) -> str:
+        """The block to inject for ``prompt``: relevant memories within budget, or ``""``."""
+        retrieval = self.select(self.recall(prompt, channels=channels), budget=budget, exclude=exclude)
+        self.last_retrieval = retrieval
+        return self.render(retrieval, template=template)
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def forget(self, entry_id: int) -> bool:
+        """Delete an entry, its index rows, vectors and fact sources. False if it did not exist."""
+        store = self.store
+        with store.transaction():
+            facts_mod.forget_entry(store, entry_id)
+            return bool(store.delete_entry(entry_id))
+
+    def reindex(self, embedder: str | None = None) -> dict[str, Any]:
+        """Embed every entry that lacks a vector in the (new) active embedder's space.
+
+        ``embedder`` switches the store to another embedder explicitly: its vectors go to their own
+        table, and the store records the new choice only once every entry has been embedded.
+        """
+        store = self.store
+        if embedder:
+            embedder = embedder.lower()
+            if embedder not in self.registry.embedders:
+                raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(self.registry.embedders))})")
+            self._embedder = self.registry.make("embedders", embedder)
+        model = self.embedder()
+        from .channels.vectors import to_blob
+        from .models.base import embedder_key
+
+        key = embedder_key(model)
+        probe = model.embed_documents(["crib reindex probe"])
+        table = store.ensure_vector_space(key, int(probe.shape[1]))
+        missing = store.entries_without_vector(table)
+        done = 0
+        for start in range(0, len(missing), EMBED_BATCH):
+            ids = missing[start:start + EMBED_BATCH]
+            entries = store.get_entries(ids)
+            vectors = model.embed_documents([entries[i].content for i in ids])
+            with store.transaction():
+                for entry_id, vector in zip(ids, vectors):
+                    store.put_vector(table, entry_id, to_blob(vector))
+                    store.clear_pending(entry_id, model.name)
+            done += len(ids)
+        with store.transaction():
+            store.set_setting("embedder", model.name)
+            store.execute("DELETE FROM pending_embeddings WHERE entry_id IN (SELECT rowid FROM " + table + ")")
+        return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending())}
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every entry as a JSON-ready dict (``id``, ``type``, ``content``, ``created_at``, ``metadata``)."""
+        for entry in self.store.iter_entries():
+            yield entry.to_json()
+
+    def import_records(self, records: Iterable[dict[str, Any]]) -> list[WriteReport]:
+        """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
+
+        All records are validated before anything is written, so a bad line loses nothing and
+        writes nothing.
+        """
+        items: list[NewEntry] = []
+        for number, record in enumerate(records, start=1):
+            if not isinstance(record, dict):
+                raise InputError(f"record {number}: expected a JSON object")
+            content = record.get("content")
+            if not isinstance(content, str) or not content.strip():
+                raise InputError(f"record {number}: 'content' must be a non-empty string")
+            metadata = record.get("metadata") or {}
+            if not isinstance(metadata, dict):
+                raise InputError(f"record {number}: 'metadata' must be an object")
+            try:
+                entry_type = validate_type(str(record.get("type") or "note"))
+                created = normalise_iso(record.get("created_at"))
+            except InputError as exc:
+                raise InputError(f"record {number}: {exc}") from exc
+            items.append(NewEntry(content, entry_type, created, metadata))
+        return self.write_many(items)
+
+    def entry(self, entry_id: int) -> Entry | None:
+        return self.store.get_entry(entry_id)
+
+
+__all__ = ["Memory", "NewEntry", "WriteReport", "ModelError"]

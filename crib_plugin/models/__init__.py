@@ -1,0 +1,1 @@
+"""Models crib uses: embedders, fact extractors and rerankers, offline and through Ollama."""

@@ -1,0 +1,73 @@
+"""The interfaces every embedder, extractor and reranker implements.
+
+Plugins register implementations through the ``register_embedders`` / ``register_extractors`` /
+``register_rerankers`` hooks; the rest of crib only ever sees these protocols.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ..records import Triple
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 vectors.
+
+    ``key`` is what the store remembers (``"<name>:<model>:<dim>"``) so vectors of different
+    models never mix. Documents and queries are embedded separately because some models
+    (nomic-embed-text) want a different prefix for each.
+    """
+
+    name: str
+    model: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an ``(n, dim)`` float32 array, each row L2-normalised. Raises ModelError."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Return a ``(dim,)`` float32 vector, L2-normalised. Raises ModelError."""
+        ...
+
+
+def embedder_key(embedder: Embedder) -> str:
+    """The identity a store records for vectors: name, model and dimension."""
+    return f"{embedder.name}:{embedder.model}:{embedder.dim}"
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns free text into fact triples. Deterministic: the same text yields the same triples."""
+
+    name: str
+
+    def extract(self, text: str) -> list[Triple]:
+        """Return the facts stated in ``text``; raises ModelError on a model failure."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores candidate memory texts against a prompt; never rewrites them."""
+
+    name: str
+
+    def score(self, query: str, candidates: Sequence[str]) -> list[float]:
+        """One relevance score per candidate, higher is better."""
+        ...
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    """Row-wise L2 normalisation that leaves all-zero rows at zero instead of dividing by 0."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        norm = float(np.linalg.norm(matrix))
+        return matrix / norm if norm > 0 else matrix
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)

@@ -1,0 +1,60 @@
+"""Built-in models, registered as ``trylast`` plugins so a user's plugin can replace any of them.
+
+Imports of the model modules happen inside the factories: the per-prompt path pays only for the
+model it actually uses (importing the ``ollama`` client alone costs ~0.3 s).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..hookspecs import hookimpl
+
+Register = Callable[[str, Callable[[], Any]], None]
+
+
+def _minilm() -> Any:
+    from .minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+def _ollama_embedder() -> Any:
+    from .ollama_models import OllamaEmbedder
+
+    return OllamaEmbedder()
+
+
+def _ollama_extractor() -> Any:
+    from .ollama_models import OllamaExtractor
+
+    return OllamaExtractor()
+
+
+def _rules_extractor() -> Any:
+    from .rules import RuleExtractor
+
+    return RuleExtractor()
+
+
+def _ollama_reranker() -> Any:
+    from .ollama_models import OllamaReranker
+
+    return OllamaReranker()
+
+
+@hookimpl(trylast=True)
+def register_embedders(register: Register) -> None:
+    register("minilm", _minilm)
+    register("ollama", _ollama_embedder)
+
+
+@hookimpl(trylast=True)
+def register_extractors(register: Register) -> None:
+    register("ollama", _ollama_extractor)
+    register("rules", _rules_extractor)
+
+
+@hookimpl(trylast=True)
+def register_rerankers(register: Register) -> None:
+    register("ollama", _ollama_reranker)

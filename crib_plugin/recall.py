@@ -1,0 +1,78 @@
+"""The read path: prompt → query → channels → fusion → (budget) → hits, with a report of each stage.
+
+``Memory.recall`` returns a :class:`~crib_plugin.records.Retrieval` carrying every channel's own
+ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why a memory was
+(or was not) injected.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Sequence
+
+from .errors import ConfigError, CribError, StoreError
+from .fusion import fuse
+from .query import prepare
+from .records import ChannelResult, Fact, Hit, Retrieval
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+
+CANDIDATES = 50  # how deep each channel ranks before fusion
+
+
+def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
+    """Run one channel; a failure becomes ``ran=False`` with its reason, never an exception."""
+    channel = memory.registry.channels[name]
+    started = time.perf_counter()
+    try:
+        result = channel.search(memory, query, limit)
+    except (CribError, StoreError) as exc:
+        result = ChannelResult(channel=name, ran=False, note=str(exc))
+    except Exception as exc:  # a third-party channel's bug must not break retrieval
+        result = ChannelResult(channel=name, ran=False, note=f"{type(exc).__name__}: {exc}")
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def select_channels(memory: "Memory", names: Sequence[str] | None) -> list[str]:
+    names = list(names or memory.settings.channels or memory.registry.channels)
+    unknown = [n for n in names if n not in memory.registry.channels]
+    if unknown:
+        known = ", ".join(sorted(memory.registry.channels))
+        raise ConfigError(f"unknown channel {', '.join(unknown)} (available: {known})")
+    return names
+
+
+def recall(
+    memory: "Memory",
+    text: str,
+    *,
+    channels: Sequence[str] | None = None,
+    candidates: int = CANDIDATES,
+) -> Retrieval:
+    """Run the selected channels on ``text`` and fuse them. Floors apply; the budget does not."""
+    started = time.perf_counter()
+    query = prepare(text)
+    retrieval = Retrieval(query=query)
+    retrieval.timings["prepare"] = time.perf_counter() - started
+    if not query.text:
+        return retrieval
+    for name in select_channels(memory, channels):
+        result = run_channel(memory, name, query, candidates)
+        retrieval.channels.append(result)
+        retrieval.timings[name] = result.seconds
+        for hit in result.hits:
+            if not hit.passed_floor:
+                retrieval.dropped.append((hit.entry_id, f"{name} floor"))
+    mark = time.perf_counter()
+    fused = fuse(retrieval.channels, weights=memory.channel_weights())
+    entries = memory.store.get_entries([f.entry_id for f in fused])
+    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
+    facts: dict[int, Fact] = {}
+    for result in retrieval.channels:
+        for fact in result.facts:
+            facts.setdefault(fact.id, fact)
+    retrieval.facts = sorted(facts.values(), key=lambda f: -f.score)
+    retrieval.timings["fuse"] = time.perf_counter() - mark
+    return retrieval

@@ -1,0 +1,121 @@
+"""Render retrievals through Jinja templates: the user's directory first, then crib's own.
+
+Template lookup (a ``ChoiceLoader``, as in datasette): ``CRIB_TEMPLATES`` (or the ``templates``
+argument) → the templates packaged in the wheel → the repository's ``templates/`` (editable
+installs). A user overrides a template by putting a file of the same name in their directory.
+
+Stored text can never open or close the fence: every memory tag inside content is neutralised
+here, before any template sees it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .records import Entry, Fact
+from .timeutil import day, now_iso
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATE_DIRS = (PACKAGE_DIR / "templates", PACKAGE_DIR.parent / "templates")
+
+CLASSIC = "memory.md.j2"  # <memory context_time=…> — `crib retrieve`
+CONTEXT = "memory_context.md.j2"  # <memory-context> with its system note — hooks and agent loops
+FORMATS = {"memory": CLASSIC, "context": CONTEXT}
+
+
+@dataclass
+class View:
+    """A neutralised copy of an entry or fact, the only thing templates see."""
+
+    data: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.data[name]
+        except KeyError as exc:
+            raise AttributeError(name) from exc
+
+
+def template_dirs(user_dir: Path | None = None) -> list[Path]:
+    dirs = [user_dir] if user_dir else []
+    dirs.extend(d for d in TEMPLATE_DIRS if d.is_dir())
+    return dirs
+
+
+_envs: dict[tuple[str, ...], Any] = {}
+
+
+def environment(user_dir: Path | None = None) -> Any:
+    """The Jinja environment for a template search path (cached per path)."""
+    dirs = template_dirs(user_dir)
+    key = tuple(str(d) for d in dirs)
+    if key not in _envs:
+        import jinja2
+
+        env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in dirs]),
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        env.filters["day"] = day
+        _envs[key] = env
+    return _envs[key]
+
+
+def _entry_view(entry: Entry) -> View:
+    from .scrub import neutralise_tags
+
+    return View({
+        "id": entry.id,
+        "type": neutralise_tags(entry.type),
+        "content": neutralise_tags(entry.content),
+        "created_at": entry.created_at,
+        "metadata": entry.metadata,
+    })
+
+
+def _fact_view(fact: Fact) -> View:
+    from .scrub import neutralise_tags
+
+    return View({
+        "id": fact.id,
+        "subject": neutralise_tags(fact.subject),
+        "predicate": neutralise_tags(fact.predicate),
+        "object": neutralise_tags(fact.object),
+        "valid_from": fact.valid_from,
+        "valid_until": fact.valid_until,
+    })
+
+
+def render_block(
+    entries: Sequence[Entry],
+    facts: Sequence[Fact] = (),
+    *,
+    template: str = CLASSIC,
+    user_dir: Path | None = None,
+    context_time: str | None = None,
+    channels: Sequence[str] = (),
+    skipped: Sequence[str] = (),
+) -> str:
+    """The block for these entries and facts, or ``""`` when there is nothing to show.
+
+    Entries are shown newest first (ties: larger id first), as the original crib did.
+    """
+    if not entries and not facts:
+        return ""
+    ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
+    from .scrub import neutralise_tags
+
+    text = environment(user_dir).get_template(template).render(
+        context_time=context_time or now_iso(),
+        entries=[_entry_view(e) for e in ordered],
+        facts=[_fact_view(f) for f in facts],
+        channels=neutralise_tags(",".join(channels)).replace('"', "'"),
+        skipped=neutralise_tags("; ".join(skipped)).replace('"', "'"),
+    )
+    return text.strip() + "\n"

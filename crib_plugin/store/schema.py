@@ -1,0 +1,148 @@
+"""Versioned schema migrations for the SQLite store.
+
+The schema version lives in ``PRAGMA user_version``; each migration runs once, in order, inside one
+transaction. Append new migrations — never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+ENTRIES = """
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE entries (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    type         TEXT NOT NULL DEFAULT 'note',
+    content      TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    metadata     TEXT NOT NULL DEFAULT '{}',
+    content_hash TEXT NOT NULL
+);
+CREATE INDEX entries_content_hash ON entries(content_hash);
+CREATE INDEX entries_created_at ON entries(created_at);
+
+-- Word index: porter stemming over unicode61 tokens; BM25 ranks it. The entry type is indexed
+-- beside the content (weighted low) so "every decision we made" can match decision entries.
+CREATE VIRTUAL TABLE entries_fts USING fts5(
+    content, type,
+    content='entries', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+
+-- Substring index for CJK text (no spaces between words) and partial identifiers.
+CREATE VIRTUAL TABLE entries_trigram USING fts5(
+    content,
+    content='entries', content_rowid='id',
+    tokenize='trigram'
+);
+
+CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts(rowid, content, type) VALUES (new.id, new.content, new.type);
+    INSERT INTO entries_trigram(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, content, type) VALUES ('delete', old.id, old.content, old.type);
+    INSERT INTO entries_trigram(entries_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER entries_au AFTER UPDATE OF content, type ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, content, type) VALUES ('delete', old.id, old.content, old.type);
+    INSERT INTO entries_trigram(entries_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO entries_fts(rowid, content, type) VALUES (new.id, new.content, new.type);
+    INSERT INTO entries_trigram(rowid, content) VALUES (new.id, new.content);
+END;
+
+-- One vec0 table per embedder identity ("name:model:dim"), so vectors of two models never mix.
+CREATE TABLE vector_spaces (
+    key        TEXT PRIMARY KEY,
+    table_name TEXT NOT NULL UNIQUE,
+    dim        INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+);
+
+-- Entries whose embedding failed (model down); `crib reindex` fills them in.
+CREATE TABLE pending_embeddings (
+    entry_id  INTEGER NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+    space     TEXT NOT NULL,
+    reason    TEXT NOT NULL DEFAULT '',
+    queued_at TEXT NOT NULL,
+    PRIMARY KEY (entry_id, space)
+);
+"""
+
+FACTS = """
+-- Fact triples (crib_plugin/facts.py). Entities are keyed by a normalised name ("SQLite" and
+-- "sqlite" are one entity); display_name keeps the first form seen. A relation is current while
+-- valid_until IS NULL; consolidation closes relations (valid_until, superseded_by) and never
+-- deletes them, so history stays queryable.
+CREATE TABLE entities (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    name         TEXT NOT NULL UNIQUE,
+    display_name TEXT NOT NULL,
+    type         TEXT NOT NULL DEFAULT 'entity',
+    n_terms      INTEGER NOT NULL DEFAULT 0,
+    created_at   TEXT NOT NULL
+);
+
+-- Stemmed words of each entity name: the facts channel looks prompt words up here (indexed),
+-- instead of scanning names with LIKE '%kw%'.
+CREATE TABLE entity_terms (
+    term      TEXT NOT NULL,
+    entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    PRIMARY KEY (term, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX entity_terms_entity ON entity_terms(entity_id);
+
+CREATE TABLE relations (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    subject_id    INTEGER NOT NULL REFERENCES entities(id),
+    predicate     TEXT NOT NULL,
+    object_id     INTEGER NOT NULL REFERENCES entities(id),
+    valid_from    TEXT NOT NULL,
+    valid_until   TEXT,
+    superseded_by INTEGER REFERENCES relations(id),
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX relations_current_sp ON relations(subject_id, predicate, object_id) WHERE valid_until IS NULL;
+CREATE INDEX relations_current_o ON relations(object_id, predicate) WHERE valid_until IS NULL;
+CREATE INDEX relations_current_p ON relations(predicate) WHERE valid_until IS NULL;
+CREATE INDEX relations_subject ON relations(subject_id, predicate);
+CREATE INDEX relations_object ON relations(object_id);
+CREATE INDEX relations_superseded_by ON relations(superseded_by);
+
+-- Which entries stated a relation (an identical fact stated again adds a row here, not a relation).
+CREATE TABLE relation_sources (
+    relation_id INTEGER NOT NULL REFERENCES relations(id) ON DELETE CASCADE,
+    entry_id    INTEGER NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (relation_id, entry_id)
+) WITHOUT ROWID;
+CREATE INDEX relation_sources_entry ON relation_sources(entry_id);
+
+-- Stemmed words (and a few synonyms) of each predicate, so "payment terms" finds payment_terms.
+CREATE TABLE predicate_terms (
+    term      TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    PRIMARY KEY (term, predicate)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "entries, full text, trigram, vector spaces, pending queue", ENTRIES),
+    Migration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
+]
+
+
+def latest_version() -> int:
+    return max(m.version for m in MIGRATIONS)

@@ -1,0 +1,407 @@
+"""The SQLite store: one file holding entries, their word and trigram indexes, vectors and facts.
+
+Why apsw: Python's ``sqlite3`` module is often compiled without ``enable_load_extension`` (on this
+machine, and on macOS's system Python), so sqlite-vec cannot be loaded through it. apsw ships its own
+SQLite with extension loading, FTS5 and the trigram tokenizer on every platform.
+
+Every write is one transaction; the database runs in WAL mode with a busy timeout so several agents
+can share one file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import apsw
+
+from ..errors import ExtensionError, StoreError
+from ..records import Entry
+from ..timeutil import now_iso
+from .schema import MIGRATIONS, latest_version
+
+BUSY_TIMEOUT_MS = 5000
+ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
+
+
+def content_hash(content: str) -> str:
+    """sha256 of the whitespace-normalised content; finds duplicates cheaply."""
+    return hashlib.sha256(" ".join(content.split()).encode("utf-8")).hexdigest()
+
+
+def vec_extension_path() -> str:
+    """Where the sqlite-vec loadable extension is, without importing the ``sqlite_vec`` module.
+
+    Importing ``sqlite_vec`` pulls in ``numpy.typing`` (≈60 ms), which the per-prompt hook cannot
+    afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
+    overrides it.
+    """
+    override = os.environ.get("CRIB_VEC_EXTENSION")
+    if override:
+        return override
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExtensionError("sqlite-vec is not installed (pip install sqlite-vec)")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
+
+
+def _row_to_entry(row: Sequence[Any]) -> Entry:
+    try:
+        metadata = json.loads(row[4]) if row[4] else {}
+    except json.JSONDecodeError:
+        metadata = {}
+    return Entry(
+        id=int(row[0]),
+        type=str(row[1]),
+        content=str(row[2]),
+        created_at=str(row[3]),
+        metadata=metadata,
+        content_hash=str(row[5]),
+    )
+
+
+def _space_table(key: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+    return f"vec_{slug}"[:60]
+
+
+class SQLiteStore:
+    """A connection to one crib database, migrated to the latest schema.
+
+    Open with :func:`open_store`. Methods are small and SQL-shaped; ranking and fusion live in
+    the channels, not here.
+    """
+
+    backend = "sqlite"
+
+    def __init__(self, path: Path, conn: apsw.Connection) -> None:
+        self.path = path
+        self.conn = conn
+        self._vec_loaded = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except apsw.Error:  # pragma: no cover - closing twice or mid-statement
+            pass
+
+    def __enter__(self) -> "SQLiteStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic unit: commits on success, rolls back on any exception."""
+        with self.conn:
+            yield
+
+    def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement and return all rows; apsw errors become StoreError."""
+        try:
+            return list(self.conn.execute(sql, bindings))
+        except apsw.Error as exc:
+            raise StoreError(f"database error: {exc}") from exc
+
+    def load_vec(self) -> None:
+        """Load sqlite-vec into this connection (once)."""
+        if self._vec_loaded:
+            return
+        try:
+            self.conn.enable_load_extension(True)
+            self.conn.load_extension(vec_extension_path())
+        except apsw.Error as exc:
+            raise ExtensionError(f"cannot load sqlite-vec: {exc}") from exc
+        self._vec_loaded = True
+
+    def migrate(self) -> int:
+        """Bring the schema to the latest version; returns the version reached."""
+        current = self.schema_version()
+        for migration in MIGRATIONS:
+            if migration.version <= current:
+                continue
+            try:
+                with self.conn:
+                    self.conn.execute(migration.sql)
+                    self.conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+            except apsw.Error as exc:
+                raise StoreError(f"migration {migration.version} ({migration.name}) failed: {exc}") from exc
+        return self.schema_version()
+
+    def schema_version(self) -> int:
+        return int(self.execute("PRAGMA user_version")[0][0])
+
+    # -- settings --------------------------------------------------------------------------
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        rows = self.execute("SELECT value FROM settings WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        self.execute(
+            "INSERT INTO settings(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def settings(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.execute("SELECT key, value FROM settings")}
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
+        """Insert one entry row (triggers index it for FTS and trigram). Call inside a transaction."""
+        self.execute(
+            "INSERT INTO entries(type, content, created_at, metadata, content_hash) VALUES (?, ?, ?, ?, ?)",
+            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content)),
+        )
+        return int(self.conn.last_insert_rowid())
+
+    def find_duplicate(self, type: str, content: str, metadata: dict[str, Any]) -> int | None:
+        """An existing entry with the same type, content and metadata, if any."""
+        meta = json.dumps(metadata, sort_keys=True, ensure_ascii=False)
+        rows = self.execute(
+            "SELECT id FROM entries WHERE content_hash = ? AND type = ? AND metadata = ? LIMIT 1",
+            (content_hash(content), type, meta),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def get_entries(self, ids: Sequence[int]) -> dict[int, Entry]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", list(ids))
+        return {int(r[0]): _row_to_entry(r) for r in rows}
+
+    def get_entry(self, entry_id: int) -> Entry | None:
+        return self.get_entries([entry_id]).get(entry_id)
+
+    def iter_entries(self, order: str = "id") -> Iterator[Entry]:
+        column = {"id": "id", "created_at": "created_at, id"}[order]
+        for row in self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY {column}"):
+            yield _row_to_entry(row)
+
+    def count_entries(self) -> int:
+        return int(self.execute("SELECT count(*) FROM entries")[0][0])
+
+    def recent_entries(self, limit: int, types: Sequence[str] | None = None) -> list[Entry]:
+        """Newest entries first, optionally of the given types (standing memories for SessionStart)."""
+        if types:
+            marks = ",".join("?" * len(types))
+            rows = self.execute(
+                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE type IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT ?",
+                [*types, limit],
+            )
+        else:
+            rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
+        return [_row_to_entry(r) for r in rows]
+
+    def delete_entry(self, entry_id: int) -> bool:
+        """Delete an entry and its vectors and queue rows. Call inside a transaction."""
+        if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+            return False
+        for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
+            self.load_vec()
+            self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
+        self.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+        return True
+
+    # -- full text -------------------------------------------------------------------------
+
+    def fts_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """Entries matching an FTS5 expression, best first, with a positive BM25 score.
+
+        FTS5's ``bm25()`` is lower-is-better; it is negated here so every channel reports
+        higher-is-better. The type column weighs a fifth of the content.
+        """
+        rows = self.execute(
+            "SELECT rowid, -bm25(entries_fts, 1.0, 0.2) AS score FROM entries_fts "
+            "WHERE entries_fts MATCH ? ORDER BY score DESC LIMIT ?",
+            (expression, limit),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def fts_document_count(self) -> int:
+        return self.count_entries()
+
+    def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        rows = self.execute(
+            "SELECT rowid, -bm25(entries_trigram) AS score FROM entries_trigram "
+            "WHERE entries_trigram MATCH ? ORDER BY score DESC LIMIT ?",
+            (expression, limit),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def like_search(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """Entries containing each of the short terms (CJK words under three characters).
+
+        The score is the number of terms matched; this is the indexed fallback for terms the
+        trigram tokenizer cannot match (it needs three characters).
+        """
+        if not terms:
+            return []
+        parts = []
+        params: list[Any] = []
+        for term in terms:
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            parts.append("(content LIKE ? ESCAPE '\\')")
+            params.append(f"%{escaped}%")
+        score = " + ".join(parts)
+        rows = self.execute(
+            f"SELECT id, ({score}) AS s FROM entries WHERE ({' OR '.join(parts)}) ORDER BY s DESC, created_at DESC LIMIT ?",
+            [*params, *params, limit],
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    def vector_space(self, key: str) -> tuple[str, int] | None:
+        """The vec0 table and dimension for an embedder identity, if vectors exist for it."""
+        rows = self.execute("SELECT table_name, dim FROM vector_spaces WHERE key = ?", (key,))
+        return (str(rows[0][0]), int(rows[0][1])) if rows else None
+
+    def vector_spaces(self) -> dict[str, tuple[str, int]]:
+        return {str(k): (str(t), int(d)) for k, t, d in self.execute("SELECT key, table_name, dim FROM vector_spaces")}
+
+    def ensure_vector_space(self, key: str, dim: int) -> str:
+        """Create (once) the cosine vec0 table for an embedder identity and return its name."""
+        existing = self.vector_space(key)
+        if existing:
+            return existing[0]
+        self.load_vec()
+        table = _space_table(key)
+        with self.transaction():
+            self.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(embedding float[{int(dim)}] distance_metric=cosine)")
+            self.execute(
+                "INSERT INTO vector_spaces(key, table_name, dim, created_at) VALUES (?, ?, ?, ?)",
+                (key, table, int(dim), now_iso()),
+            )
+        return table
+
+    def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
+        """Store one float32 vector for an entry (replacing any). Call inside a transaction."""
+        self.load_vec()
+        self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+        self.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (entry_id, vector))
+
+    def vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest entries by cosine distance (0 = same direction, 2 = opposite)."""
+        self.load_vec()
+        rows = self.execute(
+            f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (vector, int(k)),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def vector_count(self, table: str) -> int:
+        self.load_vec()
+        return int(self.execute(f"SELECT count(*) FROM {table}")[0][0])
+
+    def entries_without_vector(self, table: str) -> list[int]:
+        self.load_vec()
+        rows = self.execute(f"SELECT id FROM entries WHERE id NOT IN (SELECT rowid FROM {table}) ORDER BY id")
+        return [int(r[0]) for r in rows]
+
+    # -- pending embeddings ----------------------------------------------------------------
+
+    def queue_embedding(self, entry_id: int, space: str, reason: str) -> None:
+        self.execute(
+            "INSERT INTO pending_embeddings(entry_id, space, reason, queued_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(entry_id, space) DO UPDATE SET reason = excluded.reason",
+            (entry_id, space, reason[:500], now_iso()),
+        )
+
+    def pending(self, space: str | None = None) -> list[int]:
+        if space is None:
+            rows = self.execute("SELECT DISTINCT entry_id FROM pending_embeddings ORDER BY entry_id")
+        else:
+            rows = self.execute("SELECT entry_id FROM pending_embeddings WHERE space = ? ORDER BY entry_id", (space,))
+        return [int(r[0]) for r in rows]
+
+    def clear_pending(self, entry_id: int, space: str) -> None:
+        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ? AND space = ?", (entry_id, space))
+
+    # -- diagnostics -----------------------------------------------------------------------
+
+    def table_names(self) -> list[str]:
+        return [str(r[0]) for r in self.execute("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name")]
+
+
+def sqlite_capabilities() -> dict[str, Any]:
+    """What the bundled SQLite can do: version, FTS5, trigram, sqlite-vec (for ``crib doctor``)."""
+    info: dict[str, Any] = {"binding": "apsw", "binding_version": apsw.apsw_version(), "sqlite_version": apsw.sqlite_lib_version()}
+    conn = apsw.Connection(":memory:")
+    try:
+        for name, sql in (
+            ("fts5", "CREATE VIRTUAL TABLE t1 USING fts5(x, tokenize='porter unicode61')"),
+            ("trigram", "CREATE VIRTUAL TABLE t2 USING fts5(x, tokenize='trigram')"),
+        ):
+            try:
+                conn.execute(sql)
+                info[name] = True
+            except apsw.Error as exc:
+                info[name] = False
+                info[f"{name}_error"] = str(exc)
+        try:
+            conn.enable_load_extension(True)
+            conn.load_extension(vec_extension_path())
+            info["sqlite_vec"] = str(list(conn.execute("SELECT vec_version()"))[0][0])
+            conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[4] distance_metric=cosine)")
+            info["vec0_cosine"] = True
+        except (apsw.Error, ExtensionError) as exc:
+            info["sqlite_vec"] = None
+            info["sqlite_vec_error"] = str(exc)
+    finally:
+        conn.close()
+    import sqlite3  # stdlib, only to report the trap crib avoids
+
+    info["stdlib_sqlite3_can_load_extensions"] = hasattr(sqlite3.Connection, "enable_load_extension")
+    return info
+
+
+def open_store(path: Path | str, *, create: bool = True, migrate: bool = True) -> SQLiteStore:
+    """Open (and by default create and migrate) the database at ``path``.
+
+    With ``create=False`` a missing file raises StoreError instead of being created — retrieval
+    must never leave an empty database behind.
+    """
+    path = Path(path)
+    if not create and not path.exists():
+        raise StoreError(f"no crib database at {path}")
+    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = apsw.Connection(str(path), flags=flags)
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        conn.execute("PRAGMA foreign_keys = ON")
+        mode = list(conn.execute("PRAGMA journal_mode = WAL"))
+        del mode
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except (apsw.Error, OSError) as exc:
+        raise StoreError(f"cannot open crib database {path}: {exc}") from exc
+    store = SQLiteStore(path, conn)
+    try:
+        if migrate and store.schema_version() < latest_version():
+            store.migrate()
+        elif store.schema_version() > latest_version():
+            raise StoreError(
+                f"{path} has schema version {store.schema_version()}, newer than this crib ({latest_version()}); upgrade crib"
+            )
+    except apsw.Error as exc:
+        store.close()
+        raise StoreError(f"{path} is not a crib database: {exc}") from exc
+    except StoreError:
+        store.close()
+        raise
+    return store

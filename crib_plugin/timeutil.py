@@ -1,0 +1,48 @@
+"""Timestamps: crib stores every time as ISO 8601 UTC text, ``YYYY-MM-DDTHH:MM:SSZ``.
+
+Text sorts chronologically in that form, so SQL can order and compare it directly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from .errors import InputError
+
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def now_iso() -> str:
+    """The current time in crib's canonical form."""
+    return datetime.now(timezone.utc).strftime(ISO_FORMAT)
+
+
+def to_iso(moment: datetime) -> str:
+    """A datetime in crib's canonical form; naive datetimes are taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime(ISO_FORMAT)
+
+
+def parse_iso(value: str) -> datetime:
+    """Parse an ISO 8601 date or datetime (``Z`` or offset or naive=UTC); InputError if it is not one."""
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InputError(f"not an ISO 8601 date: {value!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def normalise_iso(value: str | None) -> str:
+    """Canonical form of an ISO string, or now when ``value`` is empty."""
+    return to_iso(parse_iso(value)) if value else now_iso()
+
+
+def day(value: str) -> str:
+    """The ``YYYY-MM-DD`` part used in rendered blocks."""
+    return value[:10]

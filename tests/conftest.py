@@ -1,0 +1,76 @@
+"""Shared fixtures: every test gets its own database in ``tmp_path`` and a clean environment.
+
+Third-party plugins installed on the machine are never loaded in tests (``sys._called_from_test``,
+the switch simonw/llm uses). Real SQLite, real sqlite-vec and the real offline MiniLM weights are
+used throughout; Ollama is the loopback fake from ``fake_ollama.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from fake_ollama import fake_ollama  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: Any) -> None:
+    sys._called_from_test = True  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No CRIB_* / OLLAMA_* leaks between tests; the database lives in tmp_path; Ollama unreachable."""
+    for name in list(os.environ):
+        if name.startswith("CRIB_") or name == "OLLAMA_HOST":
+            monkeypatch.delenv(name, raising=False)
+    db = tmp_path / "crib.db"
+    monkeypatch.setenv("CRIB_DB", str(db))
+    monkeypatch.setenv("CRIB_EXTRACTOR", "rules")
+    monkeypatch.setenv("CRIB_ERROR_LOG", str(tmp_path / "crib.log"))
+    # A closed port: nothing answers, so "auto" choices and probes see no Ollama.
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    from crib_plugin.models import ollama_probe
+
+    ollama_probe.list_models.cache_clear()
+    monkeypatch.chdir(tmp_path)
+    yield db
+    ollama_probe.list_models.cache_clear()
+
+
+@pytest.fixture
+def db(clean_env: Path) -> Path:
+    return clean_env
+
+
+@pytest.fixture
+def memory(db: Path) -> Iterator[Any]:
+    from crib_plugin import Memory
+
+    with Memory(db) as mem:
+        yield mem
+
+
+def run_crib(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the real ``crib`` console script in a fresh process (what hosts do)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "crib_plugin", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def crib() -> Any:
+    return run_crib
