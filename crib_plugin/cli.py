@@ -235,6 +235,18 @@ def forget(entry_id: int) -> None:
 
 
 @cli.command()
+@click.argument("entity", required=False)
+@click.option("--all", "all_versions", is_flag=True, help="Every version with its validity dates, not only current facts.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of facts.")
+def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
+    """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
+    from .facts import facts_command_output
+
+    with open_memory(create=False) as memory:
+        click.echo(facts_command_output(memory.store, entity, all_versions, as_json))
+
+
+@cli.command()
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
 def reindex(embedder: str | None) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""

@@ -1,0 +1,47 @@
+"""The facts channel: current fact triples about the entities a prompt names (``CRIB_CHANNEL=triples``).
+
+Where the seed matched entity names with ``LIKE '%kw%'``, this channel looks the prompt's stemmed
+words up in an index of entity-name words (exact, and by prefix for longer words), scores entities
+by how much of their name matched and how rare the matched words are, follows every current
+relation one hop from them, and adds a bonus for prompt words naming the predicate
+(:func:`crib_plugin.facts.match_facts`).
+
+It returns two things: the scored current facts (``ChannelResult.facts``, rendered under
+``## Known facts`` with their ``valid_from`` date and source entries), and the entries that stated
+those facts as ranked hits, so the channel takes part in reciprocal rank fusion like the others.
+Its floor: a prompt that names no known entity or predicate gets an empty result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..facts import match_facts
+from ..hookspecs import hookimpl
+from ..query import terms
+from ..records import ChannelResult, Query
+from .base import ranked
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..memory import Memory
+
+
+class FactsChannel:
+    """Entity-name lookup → one hop over current relations → facts plus their source entries."""
+
+    name = "facts"
+
+    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        keywords = list(query.keywords) or [t.text for t in terms(query.text)]
+        if not keywords:
+            return ChannelResult(channel=self.name, note="no content words in the prompt")
+        found = match_facts(memory.store, keywords, limit)
+        result = ChannelResult(channel=self.name, facts=found.facts, hits=ranked(self.name, found.entries)[:limit])
+        if not found.facts:
+            result.note = "no known entity or predicate named"
+        return result
+
+
+@hookimpl(trylast=True)
+def register_channels(register):  # type: ignore[no-untyped-def]
+    register(FactsChannel())
