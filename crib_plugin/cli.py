@@ -309,6 +309,65 @@ def scrub() -> None:
     out.flush()
 
 
+@cli.command(name="eval")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
+@click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
+@click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
+@click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None) -> None:
+    """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected."""
+    from .evaluation import locomo
+
+    path = data or locomo.default_data_path()
+    convs = locomo.load(path)[:conversations]
+    progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
+    report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
+    click.echo(report.table())
+
+
+_HOOK_CONTEXT = {"ignore_unknown_options": True, "allow_extra_args": True}  # never a usage error (exit 2)
+
+
+class HookGroup(click.Group):
+    """``crib hook …`` never ends in a usage error: exit 2 from a hook would erase the user's prompt."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            click.echo(f"crib: {exc.format_message()}", err=True)
+            sys.exit(0)
+
+
+@cli.group(cls=HookGroup, invoke_without_command=True)
+@click.pass_context
+def hook(ctx: click.Context) -> None:
+    """Claude Code hooks: the hook's JSON on stdin, `hookSpecificOutput` JSON (or nothing) on stdout.
+
+    Always exit 0, within CRIB_HOOK_TIMEOUT seconds (default 2); failures go to crib.log.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), err=True)
+
+
+@hook.command("user-prompt-submit", context_settings=_HOOK_CONTEXT)
+def hook_user_prompt_submit() -> None:
+    """UserPromptSubmit: relevant memories not yet injected in this session, as additionalContext."""
+    from .claude import USER_PROMPT_SUBMIT, run_hook
+
+    sys.exit(run_hook(USER_PROMPT_SUBMIT))
+
+
+@hook.command("session-start", context_settings=_HOOK_CONTEXT)
+def hook_session_start() -> None:
+    """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
+    from .claude import SESSION_START, run_hook
+
+    sys.exit(run_hook(SESSION_START))
+
+
 def _load_plugin_commands() -> None:
     try:
         from .plugins import get_plugin_manager

@@ -65,12 +65,22 @@ def recall(
         for hit in result.hits:
             if not hit.passed_floor:
                 retrieval.dropped.append((hit.entry_id, f"{name} floor"))
+    return assemble(memory, retrieval)
+
+
+def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
+    """Fuse the channel results already in ``retrieval`` into hits and facts (in place).
+
+    ``only`` restricts fusion to some of the channels that ran — the evaluation uses it to score
+    every channel alone and fused from one run of each channel.
+    """
     mark = time.perf_counter()
-    fused = fuse(retrieval.channels, weights=memory.channel_weights())
+    results = [r for r in retrieval.channels if only is None or r.channel in only]
+    fused = fuse(results, weights=memory.channel_weights())
     entries = memory.store.get_entries([f.entry_id for f in fused])
     retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
     facts: dict[int, Fact] = {}
-    for result in retrieval.channels:
+    for result in results:
         for fact in result.facts:
             facts.setdefault(fact.id, fact)
     retrieval.facts = sorted(facts.values(), key=lambda f: -f.score)

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from fake_ollama import fake_ollama  # noqa: F401  (fixture)
+from fake_ollama import fake_ollama, fake_ollama_env  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 
