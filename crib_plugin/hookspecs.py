@@ -48,7 +48,9 @@ def register_embedders(register: Callable[[str, Callable[[], Any]], None]) -> No
     """Register embedders: ``register(name, factory)``; ``factory()`` returns an ``Embedder``.
 
     ``CRIB_EMBEDDER=name`` picks one; the built-ins are ``minilm`` (offline default) and
-    ``ollama``. Registering an existing name from a plugin replaces the built-in of that name.
+    ``ollama``. Called once per plugin manager; every implementation runs, user plugins before
+    the ``trylast`` built-ins, so registering an existing name from a plugin replaces the built-in
+    of that name (first registration wins).
     """
 
 
@@ -57,6 +59,7 @@ def register_extractors(register: Callable[[str, Callable[[], Any]], None]) -> N
     """Register fact extractors: ``register(name, factory)``; ``factory()`` returns an ``Extractor``.
 
     Built-ins: ``ollama`` (JSON-schema constrained, temperature 0) and ``rules`` (offline).
+    Called once per plugin manager; every implementation runs (first registration of a name wins).
     """
 
 
@@ -64,13 +67,17 @@ def register_extractors(register: Callable[[str, Callable[[], Any]], None]) -> N
 def register_rerankers(register: Callable[[str, Callable[[], Any]], None]) -> None:
     """Register rerankers: ``register(name, factory)``; ``factory()`` returns a ``Reranker``.
 
-    Rerankers only score candidates; they never rewrite memory text.
+    Rerankers only score candidates; they never rewrite memory text. Called once per plugin
+    manager; every implementation runs (first registration of a name wins).
     """
 
 
 @hookspec
 def register_commands(cli: "click.Group") -> None:
-    """Add subcommands to the ``crib`` command group (``@cli.command()``)."""
+    """Add subcommands to the ``crib`` command group (``@cli.command()``).
+
+    Called once when the ``crib`` command starts; every implementation runs.
+    """
 
 
 @hookspec

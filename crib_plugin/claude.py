@@ -1,0 +1,592 @@
+"""Claude Code hook adapters: the hook's JSON on stdin → ``hookSpecificOutput`` JSON on stdout.
+
+Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-start``):
+
+``UserPromptSubmit``
+    Retrieves memories for the prompt and answers
+    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "…"}}`` with
+    the fenced ``<memory-context>`` block — or prints nothing when nothing new is relevant. Third-party
+    ``on_prompt`` implementations contribute blocks after crib's own.
+
+``SessionStart``
+    For every ``source`` (``startup``, ``resume``, ``clear``, ``compact``) re-injects the standing
+    memories — the most recent decisions and corrections, plus the top of a retrieval against the last
+    user prompt in the transcript when ``transcript_path`` is readable — and resets the session's
+    "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
+    injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
+
+Rules both follow, because Claude Code documents them (hooks reference, 2026):
+
+* **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
+  nothing on stdout — any stray stdout line would become context — and one line goes to the log file
+  (:func:`crib_plugin.cli.log_failure`, ``crib.log`` beside the database).
+* **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
+  (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
+  socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
+  (~0.3–0.7 s) comes on top of the budget.
+* **Under the 10,000-character cap.** crib's block is selected within ``min(CRIB_BUDGET, 9000)``
+  characters; whatever is rendered is then checked against the cap (a user template can add text),
+  dropping the lowest-ranked items until it fits. The final string is checked again before printing.
+* **Never repeat within a session.** Entry ids (and fact ids) injected into a session are kept in
+  ``<database dir>/sessions/<sanitised session_id>.json`` — with the default database that is
+  ``.state/crib/sessions/`` — written atomically and pruned after ``CRIB_SESSION_TTL_DAYS`` days
+  (default 7). They are passed to selection as ``exclude``: asking the same thing twice in one
+  session injects nothing the second time. Without a ``session_id`` nothing is recorded.
+
+Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` under ``CLAUDE_PROJECT_DIR``
+(the project root Claude Code gives hooks), else under the hook's ``cwd``, else the current directory.
+Memory therefore belongs to the project, as with the plain ``crib`` command — the same file that
+``crib write`` (the plugin's ``bin/crib`` on the Bash tool's PATH) writes to. The plugin's stable
+data directory (``CLAUDE_PLUGIN_DATA``) holds the Python environment, not the memories.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Mapping
+
+from .timeutil import now_iso
+
+CLAUDE_CONTEXT_CAP = 10_000  # Claude Code replaces a longer injected string by a file path + preview
+HOOK_BUDGET = 9_000  # what crib's selection may use, leaving room for the fence and plugin blocks
+DEFAULT_TIMEOUT = 2.0  # seconds of hook work, well under Claude Code's own hook timeout
+MAX_TIMEOUT = 60.0
+DEFAULT_SESSION_TTL_DAYS = 7.0
+STANDING_TYPES = ("decision", "correction")
+STANDING_LIMIT = 8  # recent decisions and corrections re-injected at SessionStart
+RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
+TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
+STATE_VERSION = 1
+
+USER_PROMPT_SUBMIT = "user-prompt-submit"
+SESSION_START = "session-start"
+EVENT_NAMES = {USER_PROMPT_SUBMIT: "UserPromptSubmit", SESSION_START: "SessionStart"}
+
+
+class HookError(Exception):
+    """A hook produced something it must not print (e.g. a block over Claude Code's cap)."""
+
+
+# -- input --------------------------------------------------------------------------------------
+
+
+@dataclass
+class HookInput:
+    """The fields crib uses from Claude Code's hook JSON (unknown fields are kept in ``raw``)."""
+
+    event: str
+    session_id: str = ""
+    prompt: str = ""
+    cwd: str = ""
+    source: str = ""
+    transcript_path: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def parse_hook_input(raw: str, event: str) -> HookInput:
+    """Parse the hook's stdin. Plain text (not JSON) is taken as the prompt, for manual use."""
+    text = raw.strip()
+    data: Any = None
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+    if not isinstance(data, dict):
+        return HookInput(event=event, prompt=text)
+    return HookInput(
+        event=event,
+        session_id=_text(data, "session_id").strip(),
+        prompt=_text(data, "prompt").strip(),
+        cwd=_text(data, "cwd"),
+        source=_text(data, "source").strip().lower(),
+        transcript_path=_text(data, "transcript_path"),
+        raw=data,
+    )
+
+
+def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Path:
+    """``CRIB_DB``, else ``.state/crib/crib.db`` under the project dir, the hook's cwd, or ``.``."""
+    env = os.environ if environ is None else environ
+    explicit = (env.get("CRIB_DB") or "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    from .config import DEFAULT_DB
+
+    base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
+    return Path(base) / DEFAULT_DB if base else DEFAULT_DB
+
+
+def hook_timeout(environ: Mapping[str, str] | None = None) -> float:
+    """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0); a malformed value falls back to the default."""
+    env = os.environ if environ is None else environ
+    try:
+        value = float((env.get("CRIB_HOOK_TIMEOUT") or "").strip() or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    if value != value or value <= 0:  # NaN or nonsense
+        return DEFAULT_TIMEOUT
+    return min(value, MAX_TIMEOUT)
+
+
+# -- per-session state --------------------------------------------------------------------------
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def sanitise_session_id(session_id: str) -> str:
+    """A file-name-safe, collision-resistant name for a session id ('' when there is none).
+
+    Claude Code's ids are UUIDs and pass through unchanged; anything else is reduced to safe
+    characters and suffixed with a short hash of the original, so two ids never share a file.
+    """
+    session_id = session_id.strip()
+    if not session_id:
+        return ""
+    safe = _UNSAFE.sub("_", session_id)[:80].lstrip(".")
+    if safe == session_id:
+        return safe
+    digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:12]
+    return f"{safe or 'session'}-{digest}"
+
+
+def sessions_dir(db: Path) -> Path:
+    """Where session records live: ``sessions/`` beside the database (``.state/crib/sessions``)."""
+    if "://" in str(db):  # a server database (PostgreSQL later): keep state in the project
+        from .config import DEFAULT_DB
+
+        return DEFAULT_DB.parent / "sessions"
+    return db.parent / "sessions"
+
+
+def session_ttl_days(environ: Mapping[str, str] | None = None) -> float:
+    env = os.environ if environ is None else environ
+    try:
+        return max(0.0, float((env.get("CRIB_SESSION_TTL_DAYS") or "").strip() or DEFAULT_SESSION_TTL_DAYS))
+    except ValueError:
+        return DEFAULT_SESSION_TTL_DAYS
+
+
+@dataclass
+class SessionState:
+    """What one Claude Code session has already been given: entry ids and fact ids."""
+
+    path: Path | None
+    session_id: str = ""
+    entries: set[int] = field(default_factory=set)
+    facts: set[int] = field(default_factory=set)
+
+    @classmethod
+    def for_session(cls, db: Path, session_id: str) -> "SessionState":
+        """The saved record of ``session_id`` (empty when missing or unreadable; no path without an id)."""
+        name = sanitise_session_id(session_id)
+        if not name:
+            return cls(path=None)
+        path = sessions_dir(db) / f"{name}.json"
+        state = cls(path=path, session_id=session_id)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return state  # missing or corrupt: start afresh (at worst something is repeated once)
+        if isinstance(data, dict):
+            state.entries = _int_set(data.get("entries"))
+            state.facts = _int_set(data.get("facts"))
+        return state
+
+    def reset(self) -> "SessionState":
+        """The same session with nothing recorded (after compaction the context holds none of it)."""
+        return SessionState(self.path, self.session_id)
+
+    def save(self) -> None:
+        """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "version": STATE_VERSION,
+            "session_id": self.session_id,
+            "entries": sorted(self.entries),
+            "facts": sorted(self.facts),
+            "updated_at": now_iso(),
+        }
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=str(self.path.parent))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh)
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+def _int_set(value: Any) -> set[int]:
+    if not isinstance(value, list):
+        return set()
+    return {int(v) for v in value if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def prune_sessions(folder: Path, max_age_days: float, *, now: float | None = None) -> int:
+    """Delete session records (and stray temporary files) not touched for ``max_age_days``."""
+    if not folder.is_dir():
+        return 0
+    cutoff = (time.time() if now is None else now) - max_age_days * 86400
+    removed = 0
+    for path in folder.iterdir():
+        if path.suffix != ".json":
+            continue
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+@dataclass
+class HookResult:
+    """What a hook decided: the context to inject and the session record to keep."""
+
+    event: str
+    context: str
+    state: SessionState | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[self.event], "additionalContext": self.context}}
+
+    def output(self) -> str:
+        """The JSON line to print; refuses (HookError) a context over Claude Code's cap."""
+        if len(self.context) > CLAUDE_CONTEXT_CAP:
+            raise HookError(f"context of {len(self.context)} characters exceeds the {CLAUDE_CONTEXT_CAP} cap")
+        return json.dumps(self.payload(), ensure_ascii=False)
+
+    def commit(self, environ: Mapping[str, str] | None = None) -> None:
+        """Save the session record and prune old ones."""
+        if self.state is None or self.state.path is None:
+            return
+        self.state.save()
+        prune_sessions(self.state.path.parent, session_ttl_days(environ))
+
+
+# -- retrieval helpers ----------------------------------------------------------------------------
+
+
+def _open_memory(db: Path) -> Any:
+    """The project's memory, opened read-mostly (never created), budget capped for hooks."""
+    from .config import load_settings
+    from .memory import Memory
+
+    settings = load_settings()
+    settings.db = db
+    settings.budget = min(settings.budget, HOOK_BUDGET)
+    return Memory(create=False, settings=settings)
+
+
+def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
+    """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    from .render import CONTEXT
+
+    while True:
+        block = memory.render(retrieval, template=CONTEXT)
+        if len(block) <= cap:
+            return block
+        if retrieval.hits:
+            retrieval.hits.pop()
+        elif retrieval.facts:
+            retrieval.facts.pop()
+        else:
+            return ""
+
+
+def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) -> list[str]:
+    """Blocks from third-party ``on_prompt`` implementations (crib's own is replaced by this module).
+
+    crib's built-in ``on_prompt`` is left out because the hook does that retrieval itself, with the
+    session's fact ids excluded too. A failing plugin contributes nothing.
+    """
+    from .session import Session
+
+    pm = memory.pm
+    builtin = pm.get_plugin("crib_plugin.builtin_hooks")
+    caller = pm.subset_hook_caller("on_prompt", remove_plugins=[builtin] if builtin is not None else [])
+    session = Session(memory, id=state.session_id, injected=set(state.entries), budget=budget)
+    try:
+        results = caller(prompt=prompt, session=session)
+    except Exception as exc:
+        from .cli import log_failure
+
+        log_failure("hook on_prompt plugin", exc)
+        return []
+    state.entries |= {i for i in session.injected if isinstance(i, int)}
+    return [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip()]
+
+
+def join_within_cap(blocks: list[str], cap: int = CLAUDE_CONTEXT_CAP) -> str:
+    """Join blocks in order, skipping any that would push the total over ``cap``."""
+    out = ""
+    for block in blocks:
+        candidate = f"{out}\n{block}" if out else block
+        if len(candidate) <= cap:
+            out = candidate
+    return out
+
+
+# -- UserPromptSubmit -----------------------------------------------------------------------------
+
+
+def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
+    """Relevant memories not yet injected in this session, as the fenced block (None: print nothing)."""
+    if not hook.prompt or not db.exists():
+        return None  # a missing database is the normal state before the first `crib write`
+    state = SessionState.for_session(db, hook.session_id)
+    with _open_memory(db) as memory:
+        budget = memory.settings.budget
+        retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
+        retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
+        block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)
+        if block:
+            state.entries |= {h.entry.id for h in retrieval.hits}
+            state.facts |= {f.id for f in retrieval.facts}
+        extra = plugin_blocks(memory, hook.prompt, state, budget)
+    context = join_within_cap([b for b in [block, *extra] if b])
+    if not context:
+        return None
+    return HookResult(USER_PROMPT_SUBMIT, context, state)
+
+
+# -- SessionStart ---------------------------------------------------------------------------------
+
+
+def _message_text(message: Any) -> str:
+    """The typed text of a transcript user message (tool results and images are not prompts)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_BYTES) -> str:
+    """The last prompt the user typed, from the tail of a Claude Code JSONL transcript ('' if none).
+
+    Only the end of the file is read. Meta lines, tool results, slash-command echoes and
+    anything unparseable are skipped; injected memory blocks are stripped from what remains.
+    """
+    if not transcript_path:
+        return ""
+    try:
+        with open(transcript_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - tail_bytes))
+            data = fh.read()
+    except OSError:
+        return ""
+    from .scrub import strip_memory_blocks
+
+    for line in reversed(data.decode("utf-8", "replace").splitlines()):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # the first, cut line, or garbage
+        if not isinstance(record, dict) or record.get("type") != "user" or record.get("isMeta"):
+            continue
+        text = strip_memory_blocks(_message_text(record.get("message"))).strip()
+        if text and not text.startswith(("<command-", "<local-command", "<bash-", "<system-reminder")):
+            return text
+    return ""
+
+
+def standing_entries(memory: Any, prompt: str, budget: int) -> tuple[list[Any], list[Any], list[str]]:
+    """Entries and facts to re-inject at session start, best first, within ``budget``.
+
+    The top of a retrieval against ``prompt`` (what the user was last working on) comes first,
+    then the most recent decisions and corrections.
+    """
+    from .fusion import fit_budget
+
+    entries: list[Any] = []
+    facts: list[Any] = []
+    channels = ["standing"]
+    if prompt:
+        retrieval = memory.select(memory.recall(prompt), budget=budget, max_items=RECALL_LIMIT)
+        entries.extend(h.entry for h in retrieval.hits)
+        facts = list(retrieval.facts)
+        channels.extend(c.channel for c in retrieval.channels if c.ran)
+    seen = {e.id for e in entries}
+    for entry in memory.store.recent_entries(STANDING_LIMIT, types=STANDING_TYPES):
+        if entry.id not in seen:
+            entries.append(entry)
+            seen.add(entry.id)
+    fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
+    kept, _dropped = fit_budget([e.content for e in entries], budget, overhead=300 + fact_cost)
+    return [entries[i] for i in kept], facts, channels
+
+
+def session_start(hook: HookInput, db: Path) -> HookResult | None:
+    """Standing memories for a (re)started session; the session's record restarts from them."""
+    if not db.exists():
+        return None
+    state = SessionState.for_session(db, hook.session_id).reset()
+    with _open_memory(db) as memory:
+        _fetch_model_in_background(memory)
+        budget = memory.settings.budget
+        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget)
+        from .render import CONTEXT, render_block
+
+        def render() -> str:
+            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels)
+
+        block = render()
+        while len(block) > CLAUDE_CONTEXT_CAP and (entries or facts):
+            (entries if entries else facts).pop()
+            block = render()
+    if len(block) > CLAUDE_CONTEXT_CAP:
+        block = ""
+    state.entries = {e.id for e in entries} if block else set()
+    state.facts = {f.id for f in facts} if block else set()
+    # The reset record is kept even when nothing is injected: what was injected before is gone.
+    return HookResult(SESSION_START, block, state)
+
+
+def _fetch_model_in_background(memory: Any) -> None:
+    """Start fetching the offline MiniLM weights in a detached process when they are missing.
+
+    The per-prompt hook has a 2-second budget and could never finish a first download itself.
+    """
+    try:
+        if memory.embedder_name() != "minilm":
+            return
+        from .models.weights import WEIGHTS_FILE, model_dir
+
+        if (model_dir() / WEIGHTS_FILE).exists():
+            return
+        import subprocess
+
+        subprocess.Popen(
+            [sys.executable, "-c", "from crib_plugin.models.weights import ensure_minilm; ensure_minilm()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except Exception:  # best effort: the next session start tries again
+        pass
+
+
+# -- running a hook -------------------------------------------------------------------------------
+
+HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
+    USER_PROMPT_SUBMIT: user_prompt_submit,
+    SESSION_START: session_start,
+}
+
+
+def _read(stream: IO[str] | None) -> str:
+    if stream is None or stream.closed:
+        return ""
+    try:
+        return stream.read()
+    except (OSError, ValueError):
+        return ""
+
+
+def _log(event: str, exc: BaseException) -> None:
+    from .cli import log_failure
+
+    log_failure(f"hook {event}", exc)
+
+
+def run_hook(
+    event: str,
+    *,
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+    own_process: bool = True,
+) -> int:
+    """Run one hook within its time budget and print its JSON (or nothing). Always returns 0.
+
+    Reading stdin, opening the database and retrieving all happen in a daemon worker thread; the
+    calling thread waits at most ``CRIB_HOOK_TIMEOUT`` seconds. On timeout nothing is printed, one
+    line is logged and — when this process is the hook (``own_process``) — it leaves at once with
+    ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
+    record is saved only when the answer is printed, so a timed-out answer is not remembered as
+    injected.
+    """
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    timeout = hook_timeout()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            hook = parse_hook_input(_read(stdin), event)
+            db = resolve_db(hook)
+            if own_process:  # one-shot process: make every component (and the log) agree on the db
+                os.environ["CRIB_DB"] = str(db)
+            box["result"] = HANDLERS[event](hook, db)
+        except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"crib-hook-{event}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
+        if own_process:
+            _hard_exit(stdout)
+        return 0
+    if "error" in box:
+        _log(event, box["error"])
+        return 0
+    result: HookResult | None = box.get("result")
+    if result is None:
+        return 0
+    try:
+        text = result.output()
+    except HookError as exc:
+        _log(event, exc)
+        return 0
+    try:
+        result.commit()
+    except Exception as exc:  # the answer is still right; at worst it is repeated later
+        _log(event, exc)
+    try:
+        stdout.write(text + "\n")
+        stdout.flush()
+    except (OSError, ValueError) as exc:
+        _log(event, exc)
+    return 0
+
+
+def _hard_exit(stdout: IO[str]) -> None:
+    """Leave now with status 0, without waiting for a stuck worker or interpreter clean-up."""
+    for stream in (stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(0)

@@ -1,0 +1,504 @@
+"""Claude Code integration: ``crib hook …`` in fresh processes, the plugin files and the launcher.
+
+Positive tests give the hook a generous ``CRIB_HOOK_TIMEOUT``: the default 2 s budget is for a
+person's machine, and a loaded 2-core CI box can need more than that for a cold process that loads
+the offline model. The budget itself is tested with a hanging (fake) Ollama.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crib_plugin import claude
+from crib_plugin.claude import (
+    CLAUDE_CONTEXT_CAP,
+    HookInput,
+    SessionState,
+    hook_timeout,
+    last_user_prompt,
+    parse_hook_input,
+    prune_sessions,
+    resolve_db,
+    sanitise_session_id,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER = ROOT / "bin" / "crib"
+SLOW_OK = {"CRIB_HOOK_TIMEOUT": "60"}
+PROMPT = "what database did we choose?"
+
+
+def ups(session: str = "s1", prompt: str = PROMPT, **extra: Any) -> str:
+    return json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+                       "cwd": os.getcwd(), "permission_mode": "default", **extra})
+
+
+def start(session: str = "s1", source: str = "compact", **extra: Any) -> str:
+    return json.dumps({"session_id": session, "hook_event_name": "SessionStart", "source": source,
+                       "cwd": os.getcwd(), **extra})
+
+
+def context_of(stdout: str, event: str = "UserPromptSubmit") -> str:
+    """The additionalContext of a hook's stdout, checking the documented nested shape."""
+    payload = json.loads(stdout)
+    assert set(payload) == {"hookSpecificOutput"}, "a bare top-level additionalContext is dropped by Claude Code"
+    out = payload["hookSpecificOutput"]
+    assert out["hookEventName"] == event
+    assert isinstance(out["additionalContext"], str) and len(out["additionalContext"]) <= CLAUDE_CONTEXT_CAP
+    return out["additionalContext"]
+
+
+def seed(crib: Any) -> None:
+    assert crib("write", input="type=decision Chose SQLite for storage. Zero dependencies.").returncode == 0
+
+
+def log_lines(tmp_path: Path) -> list[str]:
+    path = tmp_path / "crib.log"  # CRIB_ERROR_LOG (conftest)
+    return path.read_text().splitlines() if path.exists() else []
+
+
+# -- UserPromptSubmit ----------------------------------------------------------------------------
+
+
+def test_prints_the_memory_block_as_hook_json(crib: Any) -> None:
+    seed(crib)
+    result = crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
+    context = context_of(result.stdout)
+    assert context.startswith("<memory-context ") and context.rstrip().endswith("</memory-context>")
+    assert "recalled memory from earlier sessions" in context
+    assert "decision] Chose SQLite for storage. Zero dependencies." in context
+
+
+def test_second_identical_call_in_the_session_injects_nothing(crib: Any, db: Path) -> None:
+    seed(crib)
+    assert "Chose SQLite" in context_of(crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK).stdout)
+    again = crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK)
+    assert again.returncode == 0 and again.stdout == ""
+    record = json.loads((db.parent / "sessions" / "s1.json").read_text())
+    assert record["session_id"] == "s1" and record["entries"] == [1]
+
+
+def test_another_session_gets_it_again(crib: Any) -> None:
+    seed(crib)
+    assert crib("hook", "user-prompt-submit", input=ups("s1"), env=SLOW_OK).stdout
+    assert crib("hook", "user-prompt-submit", input=ups("s1"), env=SLOW_OK).stdout == ""
+    assert "Chose SQLite" in context_of(crib("hook", "user-prompt-submit", input=ups("s2"), env=SLOW_OK).stdout)
+
+
+def test_only_new_memories_are_injected_later_in_the_session(crib: Any) -> None:
+    seed(crib)
+    assert crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK).stdout
+    assert crib("write", input="type=correction The database moved from SQLite to PostgreSQL in May.").returncode == 0
+    context = context_of(crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK).stdout)
+    assert "moved from SQLite to PostgreSQL" in context
+    assert "Zero dependencies" not in context
+
+
+def test_missing_database_prints_nothing_and_creates_nothing(crib: Any, db: Path) -> None:
+    result = crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert not db.exists() and not (db.parent / "sessions").exists()
+
+
+def test_corrupt_database_fails_open_and_logs_one_line(crib: Any, db: Path, tmp_path: Path) -> None:
+    db.write_bytes(b"this is not a database" * 100)
+    result = crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "Traceback" not in result.stderr
+    lines = log_lines(tmp_path)
+    assert len(lines) == 1 and "hook user-prompt-submit" in lines[0]
+
+
+def test_unreadable_database_path_fails_open(crib: Any, db: Path, tmp_path: Path) -> None:
+    db.mkdir()  # a directory where the file should be (tests run as root: chmod 000 would not stop reads)
+    result = crib("hook", "user-prompt-submit", input=ups(), env=SLOW_OK)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert len(log_lines(tmp_path)) == 1
+
+
+def test_garbage_and_empty_input_print_nothing(crib: Any) -> None:
+    seed(crib)
+    for raw in ("", "{not json", '{"session_id": "s1"}', "[1, 2]", '{"prompt": 42}'):
+        result = crib("hook", "user-prompt-submit", input=raw, env=SLOW_OK)
+        assert (result.returncode, result.stdout) == (0, ""), raw
+
+
+def test_plain_text_on_stdin_works_for_manual_use(crib: Any) -> None:
+    seed(crib)
+    assert "Chose SQLite" in context_of(crib("hook", "user-prompt-submit", input=PROMPT, env=SLOW_OK).stdout)
+
+
+def test_never_exits_2_even_on_usage_errors(crib: Any) -> None:
+    for args in (("hook", "no-such-event"), ("hook", "user-prompt-submit", "--bogus-flag", "x"), ("hook",)):
+        result = crib(*args, input=ups(), env=SLOW_OK)
+        assert result.returncode == 0 and result.stdout == "", (args, result.stderr)
+
+
+def test_hanging_embedder_gives_up_within_the_budget(crib: Any, fake_ollama: Any, tmp_path: Path) -> None:
+    ollama = {"OLLAMA_HOST": fake_ollama.host, "CRIB_EMBEDDER": "ollama", "CRIB_OLLAMA_TIMEOUT": "60"}
+    assert crib("write", input="type=decision Chose SQLite for storage.", env=ollama).returncode == 0
+    fake_ollama.slow(20)
+    started = time.monotonic()
+    result = crib("hook", "user-prompt-submit", input=ups(), env={**ollama, "CRIB_HOOK_TIMEOUT": "0.5"})
+    elapsed = time.monotonic() - started
+    assert (result.returncode, result.stdout) == (0, "")
+    assert elapsed < 10, f"the hook took {elapsed:.1f} s despite a 0.5 s budget"
+    assert any("gave up after 0.5 s" in line for line in log_lines(tmp_path))
+    assert fake_ollama.requests_to("/api/embed"), "the hook never reached the (hanging) embedder"
+
+
+def test_output_stays_under_claude_codes_cap(crib: Any, tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"content": f"Deployment runbook step {i}: " + ("the deploy pipeline retries flaky canary checks " * 18),
+                    "type": "note"})
+        for i in range(40)
+    ]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
+    assert crib("import", str(tmp_path / "many.jsonl")).returncode == 0
+    result = crib("hook", "user-prompt-submit", input=ups(prompt="how does the deploy pipeline handle canary checks?"),
+                  env={**SLOW_OK, "CRIB_BUDGET": "100000"})
+    context = context_of(result.stdout)
+    assert 6000 < len(context) <= 9500  # the hook's own budget (9,000) applies even when CRIB_BUDGET is larger
+
+
+def test_a_template_that_overflows_the_cap_drops_items_until_it_fits(crib: Any, tmp_path: Path) -> None:
+    seed(crib)
+    crib("write", input="type=note The storage layer uses SQLite WAL mode.")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+
+    def run(padding: int, session: str) -> str:
+        (templates / "memory_context.md.j2").write_text(
+            '<memory-context context_time="{{ context_time }}">\n' + "p" * padding +
+            '\n{% include "_items.md.j2" %}\n</memory-context>\n'
+        )
+        result = crib("hook", "user-prompt-submit", input=ups(session), env={**SLOW_OK, "CRIB_TEMPLATES": str(templates)})
+        assert result.returncode == 0
+        return context_of(result.stdout) if result.stdout else ""
+
+    full = run(0, "measure")
+    assert "Zero dependencies" in full and "WAL mode" in full
+    # A user template 30 characters too long for both entries: the lower-ranked one is dropped.
+    cut = run(CLAUDE_CONTEXT_CAP - len(full) + 30, "cut")
+    assert cut and len(cut) <= CLAUDE_CONTEXT_CAP
+    assert ("Zero dependencies" in cut) != ("WAL mode" in cut)
+    # Far too long for anything: nothing is printed rather than a block over the cap.
+    assert run(CLAUDE_CONTEXT_CAP, "none") == ""
+
+
+def test_database_defaults_to_the_claude_project_dir(crib: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project_db = project / ".state" / "crib" / "crib.db"
+    assert crib("write", input="type=decision Chose SQLite for storage.", env={"CRIB_DB": str(project_db)}).returncode == 0
+    monkeypatch.delenv("CRIB_DB")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = crib("hook", "user-prompt-submit", input=ups(), env={**SLOW_OK, "CLAUDE_PROJECT_DIR": str(project)})
+    assert "Chose SQLite" in context_of(result.stdout)
+    assert (project / ".state" / "crib" / "sessions" / "s1.json").exists()
+    # without CLAUDE_PROJECT_DIR the hook JSON's cwd is used
+    other = crib("hook", "user-prompt-submit", input=ups("s9", cwd=str(project)), env=SLOW_OK)
+    assert "Chose SQLite" in context_of(other.stdout)
+    assert not (elsewhere / ".state").exists()
+
+
+# -- SessionStart --------------------------------------------------------------------------------
+
+
+def write_transcript(path: Path, last_prompt: str) -> Path:
+    records = [
+        {"type": "user", "message": {"role": "user", "content": "an old question about SQLite"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": last_prompt}]}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}},
+        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<local-command-stdout>x</local-command-stdout>"}},
+        {"type": "system", "content": "Conversation compacted"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_session_start_after_compact_reinjects_and_resets_the_session(crib: Any, db: Path, tmp_path: Path) -> None:
+    seed(crib)  # a standing decision
+    crib("write", input="type=note Sourdough needs a twelve hour cold proof in the fridge.")
+    crib("write", input="type=note The flaky canary check in the deploy pipeline times out after 90 seconds.")
+    bread = ups(prompt="how long should the sourdough proof?")
+    assert "Sourdough" in context_of(crib("hook", "user-prompt-submit", input=bread, env=SLOW_OK).stdout)
+    assert crib("hook", "user-prompt-submit", input=bread, env=SLOW_OK).stdout == ""
+
+    transcript = write_transcript(tmp_path / "t.jsonl", "why does the deploy pipeline canary check time out?")
+    result = crib("hook", "session-start", input=start(transcript_path=str(transcript)), env=SLOW_OK)
+    assert result.returncode == 0, result.stderr
+    context = context_of(result.stdout, "SessionStart")
+    assert context.startswith("<memory-context ")
+    assert "Chose SQLite for storage" in context  # standing decision
+    assert "canary check in the deploy pipeline" in context  # top hit for the transcript's last prompt
+    assert "Sourdough" not in context
+    record = json.loads((db.parent / "sessions" / "s1.json").read_text())
+    assert "Sourdough" not in json.dumps(record) and len(record["entries"]) == 2
+    # the compacted context no longer holds the sourdough note: the next prompt may inject it again
+    assert "Sourdough" in context_of(crib("hook", "user-prompt-submit", input=bread, env=SLOW_OK).stdout)
+    # … while what session start just injected is not repeated
+    again = crib("hook", "user-prompt-submit", input=ups(prompt="which database did we choose for storage?"), env=SLOW_OK)
+    assert "Chose SQLite" not in again.stdout
+
+
+def test_session_start_on_startup_injects_standing_memories(crib: Any) -> None:
+    seed(crib)
+    crib("write", input="type=correction Tests run with pytest -q, not unittest.")
+    crib("write", input="type=note Lunch is at noon.")
+    result = crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK)
+    context = context_of(result.stdout, "SessionStart")
+    assert "Chose SQLite" in context and "pytest -q" in context
+    assert "Lunch" not in context  # notes are not standing memories
+
+
+def test_session_start_with_unreadable_transcript_still_injects_standing(crib: Any) -> None:
+    seed(crib)
+    result = crib("hook", "session-start", input=start(transcript_path="/nonexistent/t.jsonl"), env=SLOW_OK)
+    assert "Chose SQLite" in context_of(result.stdout, "SessionStart")
+
+
+def test_session_start_without_database_prints_nothing(crib: Any, db: Path) -> None:
+    result = crib("hook", "session-start", input=start(), env=SLOW_OK)
+    assert (result.returncode, result.stdout) == (0, "") and not db.exists()
+
+
+def test_session_start_fails_open_on_corrupt_database(crib: Any, db: Path) -> None:
+    db.write_bytes(b"\0garbage" * 500)
+    result = crib("hook", "session-start", input=start(), env=SLOW_OK)
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+# -- the plugin files ----------------------------------------------------------------------------
+
+
+def test_plugin_manifest() -> None:
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "crib"
+    assert manifest["description"] and manifest["version"] and manifest["author"]["name"]
+
+
+def test_hooks_json_wires_both_events_through_the_launcher() -> None:
+    config = json.loads((ROOT / "hooks" / "hooks.json").read_text())
+    assert config["description"]
+    hooks = config["hooks"]
+    assert set(hooks) == {"UserPromptSubmit", "SessionStart"}
+    assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    for event, sub in (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start")):
+        (entry,) = hooks[event][0]["hooks"]
+        assert entry["type"] == "command"
+        assert entry["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/crib" hook {sub}'
+        assert 0 < entry["timeout"] <= 30
+    assert os.access(LAUNCHER, os.X_OK), "bin/crib must be executable"
+
+
+# -- the launcher --------------------------------------------------------------------------------
+
+
+def launcher(*args: str, input: str = "", env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    full = dict(os.environ)
+    full.pop("CLAUDE_PLUGIN_ROOT", None)
+    full.update(env or {})
+    return subprocess.run(["bash", str(LAUNCHER), *args], input=input, capture_output=True, text=True,
+                          env=full, timeout=timeout)
+
+
+def test_launcher_runs_the_installed_crib(crib: Any, tmp_path: Path) -> None:
+    seed(crib)
+    env = {"CLAUDE_PLUGIN_DATA": str(tmp_path / "plugin-data"), "CRIB_BOOTSTRAP_PYTHON": sys.executable, **SLOW_OK}
+    result = launcher("hook", "user-prompt-submit", input=ups(), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Chose SQLite" in context_of(result.stdout)
+    assert not (tmp_path / "plugin-data").exists(), "no install when crib is already importable"
+    assert launcher("hook", "no-such-event", input=ups(), env=env).returncode == 0
+
+
+def test_launcher_finds_the_project_database_from_a_subdirectory(crib: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRIB_DB")
+    project = tmp_path / "proj"
+    (project / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    env = {"CLAUDE_PLUGIN_DATA": str(tmp_path / "pd"), "CRIB_BOOTSTRAP_PYTHON": sys.executable}
+    assert launcher("write", "type=decision Chose SQLite for storage.", env=env).returncode == 0
+    monkeypatch.chdir(project / "src" / "deep")
+    assert launcher("write", "type=note A second note.", env=env).returncode == 0
+    assert not (project / "src" / "deep" / ".state").exists()
+    exported = crib("export", env={"CRIB_DB": str(project / ".state" / "crib" / "crib.db")}).stdout
+    assert exported.count("\n") == 2
+
+
+def _broken_python(tmp_path: Path) -> dict[str, str]:
+    """An environment where `python3` cannot import crib (and cannot make a venv)."""
+    stub = tmp_path / "stub-bin"
+    stub.mkdir()
+    fake = stub / "python3"
+    fake.write_text("#!/bin/sh\necho 'no python here' >&2\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return {"PATH": f"{stub}{os.pathsep}{os.environ['PATH']}", "CLAUDE_PLUGIN_DATA": str(tmp_path / "pd")}
+
+
+def test_launcher_hook_without_crib_exits_0_silently_and_installs_in_background(tmp_path: Path) -> None:
+    env = _broken_python(tmp_path)
+    started = time.monotonic()
+    result = launcher("hook", "session-start", input=start(), env=env)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert time.monotonic() - started < 10, "the hook must not wait for an install"
+    log = tmp_path / "pd" / "install.log"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "done (status" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.2)
+    text = log.read_text()
+    assert "installing crib from" in text and "done (status 1)" in text  # the stub python3 cannot make a venv
+    assert not (tmp_path / "pd" / "install.lock").exists()
+
+
+def test_launcher_command_without_crib_reports_the_failed_install(tmp_path: Path) -> None:
+    result = launcher("write", "hello", env=_broken_python(tmp_path))
+    assert result.returncode == 1
+    assert "installing crib" in result.stderr and "install failed" in result.stderr
+
+
+# -- units ---------------------------------------------------------------------------------------
+
+
+def test_sanitise_session_id() -> None:
+    uuid = "0b6c5a4e-2f43-4d8e-9c1a-3f0e5b7d9a21"
+    assert sanitise_session_id(uuid) == uuid
+    assert sanitise_session_id("") == ""
+    names = {sanitise_session_id(s) for s in ("a/b", "a_b", "a\\b", "../../etc/passwd", "..")}
+    assert len(names) == 5
+    for name in names:
+        assert "/" not in name and "\\" not in name and not name.startswith(".")
+
+
+def test_session_state_roundtrip_is_atomic_and_tolerates_corruption(tmp_path: Path) -> None:
+    db = tmp_path / "x" / "crib.db"
+    state = SessionState.for_session(db, "s/1")
+    state.entries, state.facts = {3, 1}, {7}
+    state.save()
+    folder = db.parent / "sessions"
+    assert [p.name for p in folder.iterdir()] == [state.path.name]  # no temporary file left behind
+    again = SessionState.for_session(db, "s/1")
+    assert (again.entries, again.facts) == ({1, 3}, {7})
+    state.path.write_text("{truncated")
+    assert SessionState.for_session(db, "s/1").entries == set()
+    assert SessionState.for_session(db, "").path is None
+
+
+def test_prune_sessions_removes_only_old_records(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    for path in (old, new):
+        path.write_text("{}")
+    ten_days = time.time() - 10 * 86400
+    os.utime(old, (ten_days, ten_days))
+    assert prune_sessions(tmp_path, 7) == 1
+    assert not old.exists() and new.exists()
+
+
+def test_last_user_prompt_reads_the_transcript_tail(tmp_path: Path) -> None:
+    transcript = write_transcript(tmp_path / "t.jsonl", "the <memory-context>x</memory-context>real question")
+    assert last_user_prompt(str(transcript)) == "the real question"
+    assert last_user_prompt(str(transcript), tail_bytes=40) == ""  # only a cut line in range
+    assert last_user_prompt(str(tmp_path / "missing.jsonl")) == ""
+    assert last_user_prompt("") == ""
+
+
+def test_resolve_db_order() -> None:
+    hook = HookInput(event="user-prompt-submit", cwd="/work/proj")
+    assert resolve_db(hook, {"CRIB_DB": "/x/y.db", "CLAUDE_PROJECT_DIR": "/p"}) == Path("/x/y.db")
+    assert resolve_db(hook, {"CLAUDE_PROJECT_DIR": "/p"}) == Path("/p/.state/crib/crib.db")
+    assert resolve_db(hook, {}) == Path("/work/proj/.state/crib/crib.db")
+    assert resolve_db(HookInput(event="x"), {}) == Path(".state/crib/crib.db")
+
+
+def test_hook_timeout_parsing() -> None:
+    assert hook_timeout({}) == 2.0
+    assert hook_timeout({"CRIB_HOOK_TIMEOUT": "0.25"}) == 0.25
+    for bad in ("abc", "-1", "0", "nan"):
+        assert hook_timeout({"CRIB_HOOK_TIMEOUT": bad}) == 2.0
+    assert hook_timeout({"CRIB_HOOK_TIMEOUT": "1e9"}) == claude.MAX_TIMEOUT
+
+
+def test_parse_hook_input() -> None:
+    hook = parse_hook_input(start(source="Compact", transcript_path="/t"), "session-start")
+    assert (hook.session_id, hook.source, hook.transcript_path) == ("s1", "compact", "/t")
+    assert parse_hook_input("just words ", "user-prompt-submit").prompt == "just words"
+
+
+def test_run_hook_gives_up_on_a_stuck_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+
+    def stuck(hook: HookInput, db: Path) -> None:
+        release.wait(30)
+
+    monkeypatch.setitem(claude.HANDLERS, "user-prompt-submit", stuck)
+    monkeypatch.setenv("CRIB_HOOK_TIMEOUT", "0.2")
+    out = io.StringIO()
+    started = time.monotonic()
+    assert claude.run_hook("user-prompt-submit", stdin=io.StringIO(ups()), stdout=out, own_process=False) == 0
+    assert time.monotonic() - started < 2 and out.getvalue() == ""
+    release.set()
+
+
+def test_run_hook_refuses_a_context_over_the_cap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    state = SessionState(path=tmp_path / "s.json", session_id="s")
+    big = claude.HookResult("user-prompt-submit", "x" * (CLAUDE_CONTEXT_CAP + 1), state)
+    monkeypatch.setitem(claude.HANDLERS, "user-prompt-submit", lambda hook, db: big)
+    out = io.StringIO()
+    assert claude.run_hook("user-prompt-submit", stdin=io.StringIO(ups()), stdout=out, own_process=False) == 0
+    assert out.getvalue() == "" and not state.path.exists()
+
+
+def test_render_within_cap_drops_lowest_ranked_hits_then_facts() -> None:
+    class Retrieval:
+        def __init__(self) -> None:
+            self.hits = ["best", "middle", "worst"]
+            self.facts = ["fact"]
+
+    class FakeMemory:
+        def render(self, retrieval: Retrieval, *, template: str) -> str:
+            items = retrieval.hits + retrieval.facts
+            return "" if not items else "x" * (100 * len(items))
+
+    retrieval = Retrieval()
+    assert len(claude.render_within_cap(FakeMemory(), retrieval, 250)) == 200
+    assert retrieval.hits == ["best"] and retrieval.facts == ["fact"]
+    retrieval = Retrieval()
+    assert claude.render_within_cap(FakeMemory(), retrieval, 50) == ""
+
+
+def test_third_party_on_prompt_blocks_follow_cribs_own(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin import Memory, hookimpl, plugins
+
+    class Rules:
+        @hookimpl
+        def on_prompt(self, prompt: str, session: Any) -> str:
+            return f"Project rule (session {session.id}): keep answers short."
+
+    pm = plugins.new_plugin_manager(load_entrypoints=False)
+    pm.register(Rules(), name="rules")
+    monkeypatch.setattr(plugins, "_pm", pm)
+    with Memory(db, pm=pm) as memory:
+        memory.write("type=decision Chose SQLite for storage. Zero dependencies.")
+    result = claude.user_prompt_submit(parse_hook_input(ups("p1"), "user-prompt-submit"), db)
+    assert result is not None
+    blocks = result.context.split("\n\n")
+    assert blocks[0].startswith("<memory-context ") and "Chose SQLite" in blocks[0]
+    assert blocks[-1].strip() == "Project rule (session p1): keep answers short."
+    assert result.context.count("<memory-context") == 1  # crib's built-in on_prompt did not run twice
