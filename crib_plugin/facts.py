@@ -216,7 +216,12 @@ def predicate_words(predicate: str) -> list[tuple[str, ...]]:
 
 def predicate_terms(predicate: str) -> list[str]:
     """Every stem that finds ``predicate`` (its words and their synonyms), for ``predicate_terms``."""
-    return sorted({s for group in predicate_words(predicate) for s in group})
+    return list(_predicate_terms(predicate))
+
+
+@lru_cache(maxsize=4096)
+def _predicate_terms(predicate: str) -> tuple[str, ...]:
+    return tuple(sorted({s for group in predicate_words(predicate) for s in group}))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -374,6 +379,7 @@ def split_negation(predicate: str) -> tuple[str, bool]:
     return predicate, False
 
 
+@lru_cache(maxsize=8192)
 def normalise_predicate(text: str) -> str:
     """A predicate in canonical snake_case, negations as ``not_<predicate>``.
 
@@ -771,6 +777,11 @@ GENERIC_PREDICATES = frozenset({"is", "has", "uses", "maps_to", "related_to", "n
 MAX_ENTITIES = 200
 MAX_RELATIONS = 5000
 PREDICATE_ONLY_LIMIT = 20
+HUB_DEGREE = 10
+"""An entity with more current facts than this is a hub ("project", a conversation's speaker)."""
+HUB_KEEP = 3
+"""How many of a hub's facts that match *only* through its name pass the floor (the newest), when the
+prompt has other content words those facts do not match."""
 
 
 @dataclass
@@ -779,7 +790,9 @@ class FactMatch:
 
     facts: list[Fact] = field(default_factory=list)
     entries: list[tuple[int, float]] = field(default_factory=list)  # (entry_id, score), best first
+    weak_entries: list[tuple[int, float]] = field(default_factory=list)  # sources of weak facts only
     matched_entities: dict[str, float] = field(default_factory=dict)  # display name → score (for --explain)
+    dropped: int = 0  # hub facts left out entirely (matched only through a much-connected name)
 
 
 def query_stems(keywords: Sequence[str]) -> list[str]:
@@ -792,20 +805,23 @@ def query_stems(keywords: Sequence[str]) -> list[str]:
     return out
 
 
-def _entity_matches(store: Any, q_stems: Sequence[str]) -> dict[int, dict[str, tuple[float, bool]]]:
-    """entity id → {entity term: (match quality, exact)} for every entity word a query word reaches."""
-    found: dict[int, dict[str, tuple[float, bool]]] = {}
+Matches = dict[int, dict[str, tuple[float, bool, str]]]
 
-    def note(entity_id: int, term: str, quality: float, exact: bool) -> None:
+
+def _entity_matches(store: Any, q_stems: Sequence[str]) -> Matches:
+    """entity id → {entity term: (match quality, exact, query stem)} for every entity word a query word reaches."""
+    found: Matches = {}
+
+    def note(entity_id: int, term: str, quality: float, exact: bool, q: str) -> None:
         terms = found.setdefault(int(entity_id), {})
-        if quality > terms.get(term, (0.0, False))[0]:
-            terms[term] = (quality, exact)
+        if quality > terms.get(term, (0.0, False, ""))[0]:
+            terms[term] = (quality, exact, q)
 
     marks = ",".join("?" * len(q_stems))
     for term, entity_id in store.execute(
         f"SELECT term, entity_id FROM entity_terms WHERE term IN ({marks})", list(q_stems)
     ):
-        note(entity_id, str(term), 1.0, True)
+        note(entity_id, str(term), 1.0, True, str(term))
     for q in q_stems:
         if len(q) < MIN_PREFIX or q.isdigit():
             continue
@@ -816,7 +832,7 @@ def _entity_matches(store: Any, q_stems: Sequence[str]) -> dict[int, dict[str, t
         ):
             ratio = len(q) / len(term)
             if ratio >= PREFIX_RATIO:
-                note(entity_id, str(term), PREFIX_WEIGHT * ratio, False)
+                note(entity_id, str(term), PREFIX_WEIGHT * ratio, False, q)
         # entity words the query word starts with: "postgresql" → "postgr"
         prefixes = [q[:k] for k in range(MIN_PREFIX, len(q)) if k / len(q) >= PREFIX_RATIO]
         if prefixes:
@@ -824,11 +840,11 @@ def _entity_matches(store: Any, q_stems: Sequence[str]) -> dict[int, dict[str, t
             for term, entity_id in store.execute(
                 f"SELECT term, entity_id FROM entity_terms WHERE term IN ({pmarks}) LIMIT 200", prefixes
             ):
-                note(entity_id, str(term), PREFIX_WEIGHT * len(str(term)) / len(q), False)
+                note(entity_id, str(term), PREFIX_WEIGHT * len(str(term)) / len(q), False, q)
     return found
 
 
-def _entity_scores(store: Any, found: dict[int, dict[str, tuple[float, bool]]]) -> dict[int, float]:
+def _entity_scores(store: Any, found: Matches) -> dict[int, float]:
     """Score matched entities: matched words weighted by rarity, scaled by how much of the name matched.
 
     A fully matched name (every word, exactly) earns :data:`FULL_NAME_BONUS` on top, so "ClientA"
@@ -851,14 +867,14 @@ def _entity_scores(store: Any, found: dict[int, dict[str, tuple[float, bool]]]) 
     for entity_id, terms in found.items():
         if entity_id not in n_terms:
             continue
-        exact_any = any(exact for _q, exact in terms.values())
-        quality = sum(q for q, _exact in terms.values())
+        exact_any = any(exact for _q, exact, _s in terms.values())
+        quality = sum(q for q, _exact, _s in terms.values())
         if not exact_any and quality < 0.3:
             continue
         coverage = min(1.0, quality / n_terms[entity_id])
-        weight = sum(q * math.log(1.0 + total / max(1, df.get(t, 1))) for t, (q, _e) in terms.items())
+        weight = sum(q * math.log(1.0 + total / max(1, df.get(t, 1))) for t, (q, _e, _s) in terms.items())
         score = weight * (0.5 + 0.5 * coverage)
-        if len(terms) >= n_terms[entity_id] and all(exact for _q, exact in terms.values()):
+        if len(terms) >= n_terms[entity_id] and all(exact for _q, exact, _s in terms.values()):
             score += FULL_NAME_BONUS
         scores[entity_id] = score
     return scores
@@ -878,6 +894,10 @@ def _predicate_bonus(predicate: str, q_set: set[str]) -> tuple[float, bool]:
     return PREDICATE_WORD_WEIGHT * matched, matched == len(groups)
 
 
+def _predicate_stems(predicate: str, q_set: set[str]) -> set[str]:
+    return {q for group in _predicate_groups(predicate) for q in q_set.intersection(group)}
+
+
 def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMatch:
     """Current facts about the entities (and predicates) a prompt names, best first.
 
@@ -891,14 +911,28 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
        facts, at a lower score, so "what are the payment terms?" finds them without a name.
     4. Source entries are ranked by their best fact's score, so the channel takes part in fusion.
 
-    Nothing matched → an empty result: the channel's floor.
+    The floor. Nothing matched → an empty result. A fact is *strong* when it carries two units of
+    evidence — a fully matched name is one unit, each prompt word matched inside a longer name is
+    one, each predicate word named is one — or when what matched covers every word of the prompt
+    ("postgres" → the PostgreSQL entity); only strong facts' entries are ranked hits.
+    A *weak* fact — one name matched while the prompt asks more ("what did Caroline research?"
+    → any fact about Caroline) — is still returned as context in ``facts``, but its entries are
+    listed in ``weak_entries`` (below the floor, left out of fusion). A hub (more than
+    :data:`HUB_DEGREE` current facts, like ``project`` or a conversation's speaker) contributes only
+    its :data:`HUB_KEEP` newest weak facts.
     """
     result = FactMatch()
     q_stems = query_stems(keywords)
     if not q_stems:
         return result
     q_set = set(q_stems)
-    scores = _entity_scores(store, _entity_matches(store, q_stems))
+    matches = _entity_matches(store, q_stems)
+    scores = _entity_scores(store, matches)
+    n_terms: dict[int, int] = {}
+    for chunk in _chunks(list(scores)):
+        marks = ",".join("?" * len(chunk))
+        for entity_id, n in store.execute(f"SELECT id, n_terms FROM entities WHERE id IN ({marks})", list(chunk)):
+            n_terms[int(entity_id)] = max(1, int(n))
     top = sorted(scores, key=lambda e: -scores[e])[:MAX_ENTITIES]
 
     candidates: dict[int, tuple[int, str, int, str]] = {}  # relation id → (subject, predicate, object, valid_from)
@@ -913,9 +947,42 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
                 candidates[int(rid)] = (int(sid), str(pred), int(oid), str(since))
 
     fact_scores: dict[int, float] = {}
-    for rid, (sid, pred, oid, _since) in candidates.items():
+    strong: set[int] = set()
+    degree: dict[int, int] = {}
+    for sid, _pred, oid, _since in candidates.values():
+        for entity_id in {sid, oid}:
+            if entity_id in scores:
+                degree[entity_id] = degree.get(entity_id, 0) + 1
+
+    def covered(entity_id: int) -> set[str]:
+        if entity_id not in scores:
+            return set()
+        return {q for _q, _e, q in matches.get(entity_id, {}).values()}
+
+    def units(entity_id: int) -> int:
+        """A fully matched name is one unit of evidence; inside a longer name, each matched word is one."""
+        if entity_id not in scores:
+            return 0
+        terms = matches.get(entity_id, {})
+        if len(terms) >= n_terms.get(entity_id, 1):
+            return 1
+        return len({q for _q, _e, q in terms.values()})
+
+    name_only: dict[int, list[tuple[str, int]]] = {}
+    for rid, (sid, pred, oid, since) in candidates.items():
         bonus, _full = _predicate_bonus(pred, q_set)
         fact_scores[rid] = scores.get(sid, 0.0) + scores.get(oid, 0.0) + bonus
+        evidence = units(sid) + units(oid) + len(_predicate_stems(pred, q_set))
+        if evidence >= 2 or q_set <= covered(sid) | covered(oid) | _predicate_stems(pred, q_set):
+            strong.add(rid)
+        elif bonus == 0 and degree.get(sid if sid in scores else oid, 0) > HUB_DEGREE:
+            name_only.setdefault(sid if sid in scores else oid, []).append((since, rid))
+    below_floor: set[int] = set()
+    for items in name_only.values():
+        items.sort(reverse=True)
+        below_floor.update(rid for _since, rid in items[HUB_KEEP:])
+    for rid in below_floor:
+        del fact_scores[rid]
 
     marks = ",".join("?" * len(q_stems))
     named = [str(r[0]) for r in store.execute(
@@ -930,7 +997,12 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
             "SELECT id FROM relations WHERE valid_until IS NULL AND predicate = ? ORDER BY valid_from DESC LIMIT ?",
             (pred, PREDICATE_ONLY_LIMIT),
         ):
-            fact_scores.setdefault(int(rid), PREDICATE_ONLY_FACTOR * bonus)
+            rid = int(rid)
+            if rid in below_floor or rid in fact_scores:
+                continue
+            fact_scores[rid] = PREDICATE_ONLY_FACTOR * bonus
+            if q_set <= _predicate_stems(pred, q_set):
+                strong.add(rid)
 
     if not fact_scores:
         return result
@@ -940,12 +1012,17 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
     facts = sorted(facts, key=lambda f: (-f.score, _desc(f.valid_from), -f.id))[:limit]
 
     best: dict[int, float] = {}
+    weak: dict[int, float] = {}
     for fact in facts:
+        target = best if fact.id in strong else weak
         for entry_id in fact.source_entry_ids:
-            if fact.score > best.get(entry_id, -1.0):
-                best[entry_id] = fact.score
+            if fact.score > target.get(entry_id, -1.0):
+                target[entry_id] = fact.score
     result.facts = facts
     result.entries = sorted(best.items(), key=lambda item: (-item[1], -item[0]))
+    result.weak_entries = sorted(
+        ((e, sc) for e, sc in weak.items() if e not in best), key=lambda item: (-item[1], -item[0]))
+    result.dropped = len(below_floor)
     if top:
         names = {int(i): str(n) for i, n in store.execute(
             f"SELECT id, display_name FROM entities WHERE id IN ({','.join('?' * len(top))})", top)}

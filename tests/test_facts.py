@@ -409,7 +409,36 @@ def test_channel_ranks_full_name_over_partial_and_predicate_words(store: Any) ->
         ("ClientA", "owner", "Lee"),  # full name
         ("ClientA billing contact", "is", "Dana"),  # partial name
     ]
-    assert [e for e, _s in found.entries] == [e3, e2, e1]
+    # only the fact that matched two parts is evidence for fusion; the others are context
+    assert [e for e, _s in found.entries] == [e3]
+    assert [e for e, _s in found.weak_entries] == [e2, e1]
+
+
+def test_channel_weak_facts_are_context_below_the_floor(mem: Any) -> None:
+    entry_id = mem.write("Maya lives in Lisbon", created_at=T1)
+    result = channel_search(mem, "what instrument does Maya play?")
+    assert triples_of(result.facts) == [("Maya", "lives_in", "Lisbon")]  # context about Maya
+    assert [(h.entry_id, h.passed_floor) for h in result.hits] == [(entry_id, False)]
+    assert result.dropped_by_floor == 1
+    assert mem.search("what instrument does Maya play?", channels=["facts"]) == []
+    # asked about Maya alone, the same fact is the answer
+    assert [h.passed_floor for h in channel_search(mem, "Maya").hits] == [True]
+    assert [h.passed_floor for h in channel_search(mem, "where does Maya live?").hits] == [True]
+
+
+def test_hub_entities_contribute_few_name_only_facts(store: Any) -> None:
+    for i in range(30):
+        entry_id = add_entry(store, f"note {i}", f"2026-01-{i + 1:02d}T00:00:00Z")
+        record_facts(store, entry_id, [Triple("Caroline", "attended", f"event number {i}")],
+                     valid_from=f"2026-01-{i + 1:02d}T00:00:00Z")
+    entry_id = add_entry(store, "research", T2)
+    record_facts(store, entry_id, [Triple("Caroline", "researched", "adoption agencies")], valid_from=T2)
+    found = match_facts(store, ["caroline", "research", "adoption"])
+    assert triples_of(found.facts)[0] == ("Caroline", "researched", "adoption agencies")
+    assert [e for e, _s in found.entries] == [entry_id]
+    assert len(found.facts) == 1 + F.HUB_KEEP and found.dropped == 30 - F.HUB_KEEP
+    # the hub's name alone asks for everything about it
+    assert len(match_facts(store, ["caroline"]).facts) == 31
 
 
 def test_channel_prefix_match_both_ways(store: Any) -> None:

@@ -9,7 +9,9 @@ relation one hop from them, and adds a bonus for prompt words naming the predica
 It returns two things: the scored current facts (``ChannelResult.facts``, rendered under
 ``## Known facts`` with their ``valid_from`` date and source entries), and the entries that stated
 those facts as ranked hits, so the channel takes part in reciprocal rank fusion like the others.
-Its floor: a prompt that names no known entity or predicate gets an empty result.
+Its floor: a prompt that names no known entity or predicate gets an empty result, and the entries
+behind *weak* facts (one name matched while the prompt asks more) are reported as hits below the
+floor — the facts stay as context, the entries stay out of fusion.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 from ..facts import match_facts
 from ..hookspecs import hookimpl
 from ..query import terms
-from ..records import ChannelResult, Query
+from ..records import ChannelHit, ChannelResult, Query
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +38,16 @@ class FactsChannel:
         if not keywords:
             return ChannelResult(channel=self.name, note="no content words in the prompt")
         found = match_facts(memory.store, keywords, limit)
-        result = ChannelResult(channel=self.name, facts=found.facts, hits=ranked(self.name, found.entries)[:limit])
+        hits = ranked(self.name, found.entries)[:limit]
+        for entry_id, score in found.weak_entries[: max(0, limit - len(hits))]:
+            # sources of facts that matched only one name: context, not evidence — below the floor
+            hits.append(ChannelHit(entry_id, len(hits) + 1, score, self.name, passed_floor=False))
+        result = ChannelResult(
+            channel=self.name,
+            facts=found.facts,
+            hits=hits,
+            dropped_by_floor=sum(1 for h in hits if not h.passed_floor),
+        )
         if not found.facts:
             result.note = "no known entity or predicate named"
         return result
