@@ -145,6 +145,23 @@ def test_rejects_non_text(embedder: MiniLMEmbedder) -> None:
         embedder.embed_documents(["ok", 3])  # type: ignore[list-item]
 
 
+def test_blas_threads_are_restored_after_embedding(embedder: MiniLMEmbedder) -> None:
+    from crib_plugin.models.minilm import _BLAS
+
+    funcs = _BLAS._resolve()
+    if funcs is None:
+        pytest.skip("numpy's BLAS is not OpenBLAS here")
+    before = funcs[0]()
+    with _BLAS.single():
+        assert funcs[0]() == 1
+        with _BLAS.single():  # nested use keeps it at one thread
+            assert funcs[0]() == 1
+        assert funcs[0]() == 1
+    assert funcs[0]() == before
+    embedder.embed_documents(["one", "two"] * 20)
+    assert funcs[0]() == before
+
+
 def test_package_never_imports_torch(embedder: MiniLMEmbedder) -> None:
     embedder.embed_query("anything")
     assert "torch" not in sys.modules
