@@ -21,8 +21,9 @@ separately:
 
 Systems scored per question (recall@5/10/25 of evidence turns, hit@10, nDCG@10, MRR, by the
 lead's ``crib_plugin.evaluation`` metrics): the full-text channel alone, the facts channel alone,
-and their RRF fusion (k = 60, equal weights) — "facts off" vs "facts on". ``--vectors`` also embeds
-every turn (MiniLM, ~2 minutes) and scores fts+vector with and without facts.
+and the two fused by crib's own ``crib_plugin.fusion.fuse`` (RRF, k = 60, gated by each hit's
+strength) — "facts off" vs "facts on". ``--vectors`` also embeds every turn (MiniLM, ~5 minutes
+on 2 busy cores) and scores fts+vector with and without facts.
 """
 
 from __future__ import annotations

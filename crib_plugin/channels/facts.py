@@ -39,6 +39,10 @@ class FactsChannel:
             return ChannelResult(channel=self.name, note="no content words in the prompt")
         found = match_facts(memory.store, keywords, limit)
         hits = ranked(self.name, found.entries)[:limit]
+        best = max((h.score for h in hits), default=0.0)
+        for hit in hits:
+            # relevance relative to this prompt's best fact, for strength-gated fusion
+            hit.strength = hit.score / best if best > 0 else 0.0
         for entry_id, score in found.weak_entries[: max(0, limit - len(hits))]:
             # sources of facts that matched only one name: context, not evidence — below the floor
             hits.append(ChannelHit(entry_id, len(hits) + 1, score, self.name, passed_floor=False))
