@@ -26,7 +26,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -473,6 +472,10 @@ class MiniLMEmbedder:
                 for chunk in chunks:
                     run(chunk)
             else:
+                # imported here: concurrent.futures pulls in logging (~10 ms), and the
+                # per-prompt path (one query, one batch) never needs it
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(max_workers=min(self.workers, len(chunks))) as pool:
                     list(pool.map(run, chunks))  # list(): re-raises a worker's exception
         return out
