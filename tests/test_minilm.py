@@ -24,7 +24,13 @@ import pytest
 from crib_plugin.errors import ModelError, ModelUnavailable
 from crib_plugin.models import weights
 from crib_plugin.models.base import Embedder, embedder_key
-from crib_plugin.models.minilm import MiniLMEmbedder, _plan_batches, erf, gelu_
+from crib_plugin.models.minilm import (
+    MiniLMEmbedder,
+    _plan_batches,
+    erf,
+    gelu_,
+    load_safetensors,
+)
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
 
@@ -184,6 +190,27 @@ def test_missing_model_dir_raises_model_error() -> None:
     emb = MiniLMEmbedder("/nonexistent/minilm")
     with pytest.raises(ModelError):
         emb.embed_query("hello")
+
+
+def test_mmapped_safetensors_match_the_library(tmp_path: Path) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    rng = np.random.default_rng(1)
+    tensors = {
+        "a.weight": rng.standard_normal((5, 7)).astype(np.float32),
+        "b.half": rng.standard_normal(9).astype(np.float16),
+        "c.ids": np.arange(6, dtype=np.int64).reshape(2, 3),
+    }
+    path = tmp_path / "t.safetensors"
+    save_file(tensors, str(path))
+    ours, theirs = load_safetensors(path), load_file(str(path))
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert ours[name].dtype == theirs[name].dtype and ours[name].shape == theirs[name].shape
+        np.testing.assert_array_equal(ours[name], theirs[name])
+    path.write_bytes(path.read_bytes()[:-20])  # truncated: neither loader can use it
+    with pytest.raises(ModelError):
+        load_safetensors(path)
 
 
 def test_erf_and_gelu_accuracy() -> None:

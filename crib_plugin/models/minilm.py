@@ -40,7 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 LAYER_NORM_EPS = 1e-12
 
-_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": None, "F64": np.float64, "I64": np.int64}
+#: safetensors dtype names → numpy dtypes (the format is little-endian whatever the machine)
+_DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,11 +154,9 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
         for name, info in header.items():
             if name == "__metadata__":
                 continue
-            dtype = _DTYPES.get(info["dtype"])
-            if dtype is None:
-                raise ValueError(f"unsupported dtype {info['dtype']}")
+            dtype = np.dtype(_DTYPES[info["dtype"]])  # KeyError (e.g. BF16): library fallback
             start, end = info["data_offsets"]
-            count = (end - start) // np.dtype(dtype).itemsize
+            count = (end - start) // dtype.itemsize
             array = np.frombuffer(buffer, dtype=dtype, count=count, offset=base + start)
             tensors[name] = array.reshape(info["shape"])
         return tensors
@@ -193,14 +192,15 @@ class _Layer:
         "qkv_w",
         "up_b",
         "up_w",
-    )  # fmt: skip
+    )
 
     def __init__(self, w: dict[str, np.ndarray], prefix: str) -> None:
         att = f"{prefix}.attention"
+        qkv = ("query", "key", "value")
         self.qkv_w = np.concatenate(
-            [w[f"{att}.self.{n}.weight"] for n in ("query", "key", "value")], axis=0
+            [_f32(w[f"{att}.self.{n}.weight"]) for n in qkv], axis=0
         ).T  # (384, 1152); a transposed view: BLAS reads it without another copy
-        self.qkv_b = np.concatenate([w[f"{att}.self.{n}.bias"] for n in ("query", "key", "value")])
+        self.qkv_b = np.concatenate([_f32(w[f"{att}.self.{n}.bias"]) for n in qkv])
         self.out_w = _f32(w[f"{att}.output.dense.weight"]).T
         self.out_b = _f32(w[f"{att}.output.dense.bias"])
         self.ln1_g = _f32(w[f"{att}.output.LayerNorm.weight"])
