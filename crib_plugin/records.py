@@ -92,6 +92,7 @@ class ChannelHit:
     score: float
     channel: str
     passed_floor: bool = True
+    strength: float = 1.0  # the channel's own relevance, normalised to [0, 1]; gates its RRF share
 
 
 @dataclass

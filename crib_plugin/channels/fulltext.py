@@ -35,7 +35,11 @@ class FullTextChannel:
                 scored.extend(store.like_search(short, limit))
         if query.fts_expression:
             scored.extend(store.fts_search(query.fts_expression, limit))
-        return ChannelResult(channel=self.name, hits=ranked(self.name, scored)[:limit])
+        hits = ranked(self.name, scored)[:limit]
+        best = max((h.score for h in hits), default=0.0)
+        for hit in hits:
+            hit.strength = hit.score / best if best > 0 else 0.0
+        return ChannelResult(channel=self.name, hits=hits)
 
 
 @hookimpl(trylast=True)

@@ -49,7 +49,14 @@ class VectorChannel:
         hits: list[ChannelHit] = []
         for entry_id, distance in memory.store.vector_search(table, to_blob(query.embedding), limit):
             similarity = 1.0 - distance
-            hit = ChannelHit(entry_id=entry_id, rank=len(hits) + 1, score=similarity, channel=self.name)
+            headroom = max(1e-6, 1.0 - floor)
+            hit = ChannelHit(
+                entry_id=entry_id,
+                rank=len(hits) + 1,
+                score=similarity,
+                channel=self.name,
+                strength=max(0.0, (similarity - floor) / headroom),
+            )
             if similarity < floor:
                 hit.passed_floor = False
                 result.dropped_by_floor += 1
