@@ -368,6 +368,30 @@ def hook_session_start() -> None:
     sys.exit(run_hook(SESSION_START))
 
 
+@cli.command(name="eval-noanswer")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
+@click.option("--rebuild", is_flag=True, help="Rebuild the LoCoMo stores even if cached.")
+@click.option("--conversations", type=int, default=None, help="Only the first N LoCoMo conversations.")
+@click.option("--no-locomo", is_flag=True, help="Only the coding-memory store (seconds instead of a minute).")
+@click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
+@click.option("--offenders", type=int, default=30, show_default=True, help="How many offending prompts to list.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write every offending trial and query outcome to this JSON file.")
+def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: int | None, no_locomo: bool, channels: tuple[str, ...], offenders: int, json_out: Path | None) -> None:
+    """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""
+    from .config import parse_channels
+    from .evaluation import noanswer
+
+    progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    results = noanswer.run_all(
+        data_path=data, cache_dir=cache, rebuild=rebuild, conversations=conversations, locomo=not no_locomo,
+        channels=parse_channels(",".join(channels)) if channels else None, progress=progress,
+    )
+    click.echo(results.table(offenders=offenders))
+    if json_out:
+        noanswer.write_json(results, json_out)
+
+
 def _load_plugin_commands() -> None:
     try:
         from .plugins import get_plugin_manager
