@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crib_plugin.errors import ModelError, ModelUnavailable
 from crib_plugin.models import weights
@@ -114,7 +116,7 @@ def test_batch_equals_one_by_one_and_keeps_order(embedder: MiniLMEmbedder) -> No
         "def f(x):\n    return x * 2",
     ]
     small_batches = MiniLMEmbedder(embedder._model_dir, batch_size=3)
-    small_batches._tokenizer, small_batches._bert = embedder._loaded()
+    small_batches._encoder, small_batches._bert = embedder._loaded()
     batched = small_batches.embed_documents(texts)
     single = np.stack([embedder.embed_query(t) for t in texts])
     np.testing.assert_allclose(batched, single, atol=1e-5)
@@ -184,6 +186,118 @@ def test_import_reads_no_weights() -> None:
         "assert e._bert is None"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The ASCII tokenizer must give exactly the library's ids
+
+
+@pytest.fixture(scope="module")
+def encoders(embedder: MiniLMEmbedder) -> tuple:
+    """(our text encoder, the library's tokenizer with the same settings)."""
+    from crib_plugin.models.minilm import _load_tokenizer
+
+    encoder, _ = embedder._loaded()
+    assert encoder._vocab is not None, "vocab.txt should give the ASCII fast path"
+    return encoder, _load_tokenizer(Path(embedder_folder(embedder)) / "tokenizer.json")
+
+
+def embedder_folder(embedder: MiniLMEmbedder) -> Path:
+    return embedder._model_dir or weights.ensure_minilm(download=False)
+
+
+def _same_ids(encoders: tuple, text: str) -> None:
+    ours, library = encoders
+    assert text.isascii()
+    assert ours.encode(text) == library.encode(text).ids, repr(text)
+
+
+def test_ascii_tokenizer_every_character(encoders: tuple) -> None:
+    for code in range(128):
+        c = chr(code)
+        for template in ("{c}", "a{c}b", "x {c}{c} y", "AB{c}cd9", "[SEP]{c}[MASK]", "{c}[CLS]"):
+            _same_ids(encoders, template.format(c=c))
+
+
+def test_ascii_tokenizer_edge_cases(encoders: tuple) -> None:
+    cases = [
+        "",
+        "   ",
+        "a" * 100,
+        "a" * 101,  # longer than WordPiece's 100 characters: [UNK]
+        "x" * 2000,
+        "[PAD][UNK][CLS][SEP][MASK]",
+        "[sep] [Sep] [ SEP] [SEP[SEP]]",
+        "Hello, World! It's 3.14159 -- isn't it?",
+        "snake_case camelCase kebab-case SCREAMING_CASE x86_64 0xDEADBEEF",
+        "tabs\tand\nnewlines\r\nand\x00nul\x7fdel\x0bvt\x0cff\x1bescape",
+        "def add(a: int, b: int) -> int:\n    return a + b  # comment",
+        "word " * 300,  # truncated to 254 word tokens
+        "antidisestablishmentarianism " * 100,
+        "[SEP]" * 300,
+    ]
+    for text in cases:
+        _same_ids(encoders, text)
+
+
+def test_ascii_tokenizer_on_real_source_text(encoders: tuple) -> None:
+    """crib's own source and docs: prose, code, punctuation-heavy ASCII."""
+    root = Path(__file__).resolve().parent.parent
+    files = sorted(root.glob("crib_plugin/**/*.py"))[:40] + sorted(root.glob("*.md"))
+    checked = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for start in range(0, min(len(text), 20_000), 700):
+            chunk = text[start : start + 700]
+            if chunk.isascii():
+                _same_ids(encoders, chunk)
+                checked += 1
+    assert checked > 20
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.characters(min_codepoint=0, max_codepoint=127),
+            st.sampled_from(["[SEP]", "[CLS]", "[MASK]", "[PAD]", "[UNK]", "##", "  ", "\r\n"]),
+            st.sampled_from(["memory", "Store", "unaffable", "SQLite", "x" * 120, "naïve"]),
+        ),
+        max_size=80,
+    )
+)
+def test_ascii_tokenizer_matches_library_on_random_text(encoders: tuple, parts: list) -> None:
+    text = "".join(parts)
+    ours, library = encoders
+    assert ours.encode(text) == library.encode(text).ids  # non-ASCII goes to the library anyway
+
+
+def test_non_ascii_uses_the_library_and_ascii_does_not_load_it(
+    embedder: MiniLMEmbedder,
+) -> None:
+    from crib_plugin.models.minilm import _TextEncoder
+
+    folder = embedder_folder(embedder)
+    encoder = _TextEncoder(folder, 30522)
+    encoder.encode("plain ascii text, loaded without the Rust tokenizer")
+    assert encoder._rust is None
+    ids = encoder.encode("我们决定使用 SQLite — café")
+    assert encoder._rust is not None
+    assert ids == encoder._rust.encode("我们决定使用 SQLite — café").ids
+
+
+def test_without_vocab_txt_everything_goes_to_the_library(
+    embedder: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    folder = embedder_folder(embedder)
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        (tmp_path / name).symlink_to(folder / name)
+    emb = MiniLMEmbedder(tmp_path)
+    vector = emb.embed_query("Which database did we choose?")
+    assert emb._encoder is not None and emb._encoder._vocab is None
+    np.testing.assert_allclose(
+        vector, embedder.embed_query("Which database did we choose?"), atol=1e-6
+    )
 
 
 def test_missing_model_dir_raises_model_error() -> None:

@@ -23,6 +23,7 @@ import contextlib
 import json
 import mmap
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -440,7 +441,7 @@ class MiniLMEmbedder:
         self._download = download
         self.batch_size = batch_size
         self.workers = workers if workers is not None else max(1, min(4, os.cpu_count() or 1))
-        self._tokenizer: Tokenizer | None = None
+        self._encoder: _TextEncoder | None = None
         self._bert: _Bert | None = None
         self._lock = threading.Lock()
 
@@ -456,11 +457,8 @@ class MiniLMEmbedder:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, got {type(text).__name__}")
-        tokenizer, bert = self._loaded()
-        # encode() one by one, not encode_batch(): tokenizing is ~30 µs a text next to
-        # milliseconds of forward pass, and encode_batch's Rust thread pool makes any later
-        # fork (subprocess) print a "disabling parallelism" warning.
-        ids = [np.asarray(tokenizer.encode(text).ids, dtype=np.int64) for text in texts]
+        encoder, bert = self._loaded()
+        ids = [np.asarray(encoder.encode(text), dtype=np.int64) for text in texts]
         chunks = _plan_batches([len(seq) for seq in ids], self.batch_size)
         out = np.empty((len(ids), self.dim), dtype=np.float32)
 
@@ -503,18 +501,16 @@ class MiniLMEmbedder:
         summed /= np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         return l2_normalise(summed)
 
-    def _loaded(self) -> tuple[Tokenizer, _Bert]:
-        """The tokenizer and encoder, loading them on first use (thread-safe)."""
-        if self._bert is None or self._tokenizer is None:
+    def _loaded(self) -> tuple[_TextEncoder, _Bert]:
+        """The text encoder and the BERT weights, loaded on first use (thread-safe)."""
+        if self._bert is None or self._encoder is None:
             with self._lock:
-                if self._bert is None or self._tokenizer is None:
+                if self._bert is None or self._encoder is None:
                     folder = self._resolve_dir()
-                    self._tokenizer = _load_tokenizer(folder / "tokenizer.json")
-                    self._bert = _Bert(
-                        load_safetensors(folder / "model.safetensors"),
-                        _read_json(folder / "config.json"),
-                    )
-        return self._tokenizer, self._bert
+                    config = _read_json(folder / "config.json")
+                    self._encoder = _TextEncoder(folder, int(config.get("vocab_size", 0)))
+                    self._bert = _Bert(load_safetensors(folder / "model.safetensors"), config)
+        return self._encoder, self._bert
 
     def _resolve_dir(self) -> Path:
         """The model folder: the one given, else the verified cache (fetching if allowed)."""
@@ -553,9 +549,126 @@ def _plan_batches(
     return batches
 
 
+# --------------------------------------------------------------------------------------------
+# Tokenizing
+
+
+class _TextEncoder:
+    """Text → token ids exactly as the reference tokenizer makes them (at most 256 ids).
+
+    ASCII text, which is most prompts and code, is tokenized here in Python from
+    ``vocab.txt``: loading that takes ~3 ms, while loading the Rust ``tokenizers`` library and
+    its ``tokenizer.json`` takes 25–80 ms, the largest part of a cold ``crib retrieve``. The
+    rules for ASCII are short (drop control characters, lowercase, split on spaces and
+    punctuation, the five special tokens, greedy WordPiece) and tests check them against the
+    Rust tokenizer. Any other text goes to the Rust tokenizer, loaded the first time it is
+    needed, so Unicode normalisation, accents and CJK stay the library's job.
+    """
+
+    def __init__(self, folder: Path, vocab_size: int) -> None:
+        self._folder = folder
+        self._vocab = _read_vocab(folder / "vocab.txt", vocab_size)
+        self._pieces: dict[str, list[int]] = {}
+        self._rust: Tokenizer | None = None
+        self._lock = threading.Lock()
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` with [CLS] … [SEP], truncated to 256 ids in all."""
+        if self._vocab is not None and text.isascii():
+            return self._encode_ascii(text, self._vocab)
+        return self._rust_tokenizer().encode(text).ids
+
+    def _encode_ascii(self, text: str, vocab: dict[str, int]) -> list[int]:
+        """BERT's uncased tokenizer restricted to ASCII input (see the class docstring)."""
+        ids: list[int] = []
+        budget = MAX_TOKENS - 2
+        for n, segment in enumerate(_SPECIAL_TOKENS.split(text)):
+            if n % 2:  # a literal special token such as [SEP]: matched before normalising
+                ids.append(vocab[segment])
+            else:
+                for word in _ASCII_WORDS.findall(segment.translate(_ASCII_NORMALISE)):
+                    ids.extend(self._wordpiece(word, vocab))
+                    if len(ids) >= budget:
+                        break
+            if len(ids) >= budget:
+                break
+        return [vocab["[CLS]"], *ids[:budget], vocab["[SEP]"]]
+
+    def _wordpiece(self, word: str, vocab: dict[str, int]) -> list[int]:
+        """The word's WordPiece ids, memoised (bulk text repeats its words a lot)."""
+        pieces = self._pieces.get(word)
+        if pieces is None:
+            pieces = _greedy_pieces(word, vocab)
+            if len(self._pieces) < _PIECE_CACHE:
+                self._pieces[word] = pieces
+        return pieces
+
+    def _rust_tokenizer(self) -> Tokenizer:
+        """The ``tokenizers`` library's tokenizer, loaded on first use (thread-safe)."""
+        if self._rust is None:
+            with self._lock:
+                if self._rust is None:
+                    self._rust = _load_tokenizer(self._folder / "tokenizer.json")
+        return self._rust
+
+
+_MAX_WORD_CHARS = 100  # WordPiece's max_input_chars_per_word in tokenizer.json
+_PIECE_CACHE = 100_000  # memoised words; beyond that, new words are just not remembered
+#: the special tokens, matched on the raw text as the library does (normalized: false)
+_SPECIAL_TOKENS = re.compile(r"(\[(?:PAD|UNK|CLS|SEP|MASK)\])")
+#: BertNormalizer on ASCII: drop control characters (not tab/newline/CR, which become
+#: spaces), lowercase; accents and CJK handling do not apply
+_ASCII_NORMALISE = {c: None for c in (*range(0, 9), 11, 12, *range(14, 32), 127)}
+_ASCII_NORMALISE.update({9: 32, 10: 32, 13: 32})
+_ASCII_NORMALISE.update({c: c + 32 for c in range(ord("A"), ord("Z") + 1)})
+#: BertPreTokenizer on normalised ASCII: runs of letters/digits, and each punctuation
+#: character on its own (spaces only separate)
+_ASCII_WORDS = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
+
+
+def _greedy_pieces(word: str, vocab: dict[str, int]) -> list[int]:
+    """Greedy longest-match-first WordPiece (continuations prefixed ``##``). A word it cannot
+    cover, or one longer than 100 characters, becomes a single [UNK], as in the library."""
+    unknown = [vocab["[UNK]"]]
+    if len(word) > _MAX_WORD_CHARS:
+        return unknown
+    pieces: list[int] = []
+    start = 0
+    while start < len(word):
+        end = len(word)
+        while end > start:
+            token_id = vocab.get(word[start:end] if start == 0 else "##" + word[start:end])
+            if token_id is not None:
+                pieces.append(token_id)
+                break
+            end -= 1
+        else:
+            return unknown
+        start = end
+    return pieces
+
+
+def _read_vocab(path: Path, vocab_size: int) -> dict[str, int] | None:
+    """``vocab.txt`` as token → id, or None (Rust tokenizer only) when it is missing or does
+    not look like this model's vocabulary."""
+    try:
+        tokens = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if tokens and tokens[-1] == "":
+        tokens.pop()
+    vocab = {token: i for i, token in enumerate(tokens)}
+    expected = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102, "[MASK]": 103}
+    if len(vocab) != len(tokens) or len(tokens) != vocab_size:
+        return None
+    if any(vocab.get(token) != i for token, i in expected.items()):
+        return None
+    return vocab
+
+
 def _load_tokenizer(path: Path) -> Tokenizer:
-    """The WordPiece tokenizer, with the shipped file's pad-to-128/truncate-at-128 replaced by
-    no padding and truncation at 256 tokens, as the reference model does."""
+    """The library's WordPiece tokenizer, with the shipped file's pad-to-128/truncate-at-128
+    replaced by no padding and truncation at 256 tokens, as the reference model does."""
     try:
         from tokenizers import Tokenizer
 
