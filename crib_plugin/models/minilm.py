@@ -1,12 +1,12 @@
 """all-MiniLM-L6-v2 in plain numpy: the offline embedder, no torch.
 
-``crib retrieve`` is a fresh process for every prompt, and importing sentence-transformers + torch
-costs several seconds, so the BERT forward pass is done here with numpy and the safetensors
-file mapped straight into memory; text is tokenized by a small Python WordPiece when it is
-ASCII and by the Rust ``tokenizers`` library otherwise (see :class:`_TextEncoder`). It reproduces sentence-transformers'
-output for this model (token embeddings → 6 post-LN BERT layers with exact-erf GELU and
-LayerNorm eps 1e-12 → mean pooling over real tokens → L2 normalisation), proven against stored
-reference vectors in ``tests/test_minilm.py``.
+``crib retrieve`` is a fresh process for every prompt, and importing sentence-transformers +
+torch costs several seconds, so the BERT forward pass is done here with numpy and the
+safetensors file mapped straight into memory; text is tokenized by a small Python WordPiece
+when it is ASCII and by the Rust ``tokenizers`` library otherwise (see :class:`_TextEncoder`).
+It reproduces sentence-transformers' output for this model (token embeddings → 6 post-LN BERT
+layers with exact-erf GELU and LayerNorm eps 1e-12 → mean pooling over real tokens → L2
+normalisation), proven against stored reference vectors in ``tests/test_minilm.py``.
 
 Two details matter for parity:
 
