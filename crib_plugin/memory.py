@@ -166,16 +166,30 @@ class Memory:
             notes.append(f"facts not extracted: {exc}")
             return []
 
-    def _embed(self, contents: Sequence[str], notes: list[str]) -> list[Any] | None:
+    def _embed(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+        """Document vectors for ``contents``; ``None`` (with a note) when the embedder fails.
+
+        An entry that follows another in its thread is embedded *with* it: its vector is the
+        normalised sum of the vector of its own text and that of the previous entry plus its own
+        text. A short reply then lands near its topic (LoCoMo vector R@10 42.5 → 48.9, see
+        ``bench/locomo.py``), while its own words still dominate.
+        """
         try:
             embedder = self.embedder()
+            with_context = [i for i, prev in enumerate(previous) if prev]
+            texts = list(contents) + [f"{previous[i]}\n{contents[i]}" for i in with_context]
             vectors: list[Any] = []
-            for start in range(0, len(contents), EMBED_BATCH):
-                vectors.extend(embedder.embed_documents(list(contents[start:start + EMBED_BATCH])))
-            return vectors
+            for start in range(0, len(texts), EMBED_BATCH):
+                vectors.extend(embedder.embed_documents(texts[start:start + EMBED_BATCH]))
         except Exception as exc:  # model down or a plugin's bug: keep the entry, queue its vector
             notes.append(f"vector not stored (queued for `crib reindex`): {exc}")
             return None
+        from .models.base import l2_normalise
+
+        own = vectors[: len(contents)]
+        for offset, index in enumerate(with_context):
+            own[index] = l2_normalise(own[index] + vectors[len(contents) + offset])
+        return own
 
     # -- write -----------------------------------------------------------------------------
 
@@ -228,7 +242,8 @@ class Memory:
             else:
                 todo.append(index)
         notes: list[str] = []
-        vectors = self._embed([prepared[i].content for i in todo], notes) if todo else []
+        previous = self._previous_in_thread([prepared[i] for i in todo])
+        vectors = self._embed([prepared[i].content for i in todo], previous, notes) if todo else []
         key = self.embedder_key() if vectors else None
         table = store.ensure_vector_space(key, len(vectors[0])) if vectors else None
         from .channels.vectors import to_blob
@@ -248,6 +263,24 @@ class Memory:
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())
         return [r for r in reports if r is not None]
+
+    def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
+        """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
+        from .store.sqlite import thread_of
+
+        last: dict[str, str | None] = {}
+        previous: list[str | None] = []
+        for item in items:
+            thread = thread_of(item.metadata)
+            if thread is None:
+                previous.append(None)
+                continue
+            if thread not in last:
+                entry = self.store.last_in_thread(thread)
+                last[thread] = entry.content if entry else None
+            previous.append(last[thread])
+            last[thread] = item.content
+        return previous
 
     # -- read ------------------------------------------------------------------------------
 
@@ -349,7 +382,11 @@ class Memory:
         for start in range(0, len(missing), EMBED_BATCH):
             ids = missing[start:start + EMBED_BATCH]
             entries = store.get_entries(ids)
-            vectors = model.embed_documents([entries[i].content for i in ids])
+            previous = [self._previous_of(entries[i]) for i in ids]
+            notes: list[str] = []
+            vectors = self._embed([entries[i].content for i in ids], previous, notes)
+            if vectors is None:
+                raise ModelError(notes[0])
             with store.transaction():
                 for entry_id, vector in zip(ids, vectors):
                     store.put_vector(table, entry_id, to_blob(vector))
@@ -359,6 +396,16 @@ class Memory:
             store.set_setting("embedder", model.name)
             store.execute("DELETE FROM pending_embeddings WHERE entry_id IN (SELECT rowid FROM " + table + ")")
         return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending())}
+
+    def _previous_of(self, entry: Entry) -> str | None:
+        from .store.sqlite import thread_of
+
+        thread = thread_of(entry.metadata)
+        if thread is None:
+            return None
+        before = self.store.thread_neighbours(thread, entry.id)[0]
+        found = self.store.get_entry(before) if before is not None else None
+        return found.content if found else None
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every entry as a JSON-ready dict (``id``, ``type``, ``content``, ``created_at``, ``metadata``)."""

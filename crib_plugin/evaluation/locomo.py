@@ -26,7 +26,7 @@ from ..timeutil import to_iso
 from .metrics import KS, Scores
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-BUILD_VERSION = "1"  # bump when the way turns become entries changes
+BUILD_VERSION = "2"  # bump when the way turns become entries changes
 
 
 @dataclass
@@ -156,7 +156,7 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
             Path(str(db) + suffix).unlink(missing_ok=True)
     memory = Memory(db, settings=Settings(db=db))
     items = [
-        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id})
+        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
         for t in conv.turns
     ]
     started = time.perf_counter()

@@ -28,15 +28,21 @@ CREATE TABLE entries (
     content      TEXT NOT NULL,
     created_at   TEXT NOT NULL,
     metadata     TEXT NOT NULL DEFAULT '{}',
-    content_hash TEXT NOT NULL
+    content_hash TEXT NOT NULL,
+    -- Entries written in one conversation share a thread (metadata "thread"). Their neighbours'
+    -- text is kept in `context`, indexed at a lower weight: a short reply ("Yes, last May!")
+    -- is found through the topic of the turn around it.
+    thread       TEXT,
+    context      TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX entries_content_hash ON entries(content_hash);
 CREATE INDEX entries_created_at ON entries(created_at);
+CREATE INDEX entries_thread ON entries(thread, id) WHERE thread IS NOT NULL;
 
 -- Word index: porter stemming over unicode61 tokens; BM25 ranks it. The entry type is indexed
 -- beside the content (weighted low) so "every decision we made" can match decision entries.
 CREATE VIRTUAL TABLE entries_fts USING fts5(
-    content, type,
+    content, type, context,
     content='entries', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -49,17 +55,17 @@ CREATE VIRTUAL TABLE entries_trigram USING fts5(
 );
 
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
-    INSERT INTO entries_fts(rowid, content, type) VALUES (new.id, new.content, new.type);
+    INSERT INTO entries_fts(rowid, content, type, context) VALUES (new.id, new.content, new.type, new.context);
     INSERT INTO entries_trigram(rowid, content) VALUES (new.id, new.content);
 END;
 CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
-    INSERT INTO entries_fts(entries_fts, rowid, content, type) VALUES ('delete', old.id, old.content, old.type);
+    INSERT INTO entries_fts(entries_fts, rowid, content, type, context) VALUES ('delete', old.id, old.content, old.type, old.context);
     INSERT INTO entries_trigram(entries_trigram, rowid, content) VALUES ('delete', old.id, old.content);
 END;
-CREATE TRIGGER entries_au AFTER UPDATE OF content, type ON entries BEGIN
-    INSERT INTO entries_fts(entries_fts, rowid, content, type) VALUES ('delete', old.id, old.content, old.type);
+CREATE TRIGGER entries_au AFTER UPDATE OF content, type, context ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, content, type, context) VALUES ('delete', old.id, old.content, old.type, old.context);
     INSERT INTO entries_trigram(entries_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO entries_fts(rowid, content, type) VALUES (new.id, new.content, new.type);
+    INSERT INTO entries_fts(rowid, content, type, context) VALUES (new.id, new.content, new.type, new.context);
     INSERT INTO entries_trigram(rowid, content) VALUES (new.id, new.content);
 END;
 

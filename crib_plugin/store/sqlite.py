@@ -27,6 +27,15 @@ from ..timeutil import now_iso
 from .schema import MIGRATIONS, latest_version
 
 BUSY_TIMEOUT_MS = 5000
+TYPE_WEIGHT = 0.2  # BM25 weight of the entry type column
+CONTEXT_WEIGHT = 0.5  # BM25 weight of the thread-neighbour context column
+CONTEXT_CHARS = 1000  # each neighbour's share of an entry's context
+
+
+def thread_of(metadata: dict[str, Any]) -> str | None:
+    """The thread an entry belongs to (metadata ``thread``), if any."""
+    value = metadata.get("thread") if isinstance(metadata, dict) else None
+    return str(value) if value not in (None, "") else None
 ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
 
 
@@ -159,12 +168,46 @@ class SQLiteStore:
     # -- entries ---------------------------------------------------------------------------
 
     def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
-        """Insert one entry row (triggers index it for FTS and trigram). Call inside a transaction."""
+        """Insert one entry row (triggers index it for FTS and trigram). Call inside a transaction.
+
+        An entry whose metadata names a ``thread`` joins that thread: its neighbours' text becomes
+        its indexed context, and its own text joins the context of the entry before it.
+        """
+        thread = thread_of(metadata)
         self.execute(
-            "INSERT INTO entries(type, content, created_at, metadata, content_hash) VALUES (?, ?, ?, ?, ?)",
-            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content)),
+            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread) VALUES (?, ?, ?, ?, ?, ?)",
+            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread),
         )
-        return int(self.conn.last_insert_rowid())
+        entry_id = int(self.conn.last_insert_rowid())
+        if thread is not None:
+            previous = self.thread_neighbours(thread, entry_id)[0]
+            self.refresh_context(entry_id)
+            if previous is not None:
+                self.refresh_context(previous)
+        return entry_id
+
+    def last_in_thread(self, thread: str) -> Entry | None:
+        """The most recently written entry of a thread (the one a new entry follows)."""
+        rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries WHERE thread = ? ORDER BY id DESC LIMIT 1", (thread,))
+        return _row_to_entry(rows[0]) if rows else None
+
+    def thread_neighbours(self, thread: str, entry_id: int) -> tuple[int | None, int | None]:
+        """Ids of the entries just before and just after ``entry_id`` in its thread."""
+        before = self.execute("SELECT max(id) FROM entries WHERE thread = ? AND id < ?", (thread, entry_id))[0][0]
+        after = self.execute("SELECT min(id) FROM entries WHERE thread = ? AND id > ?", (thread, entry_id))[0][0]
+        return (int(before) if before is not None else None, int(after) if after is not None else None)
+
+    def refresh_context(self, entry_id: int) -> None:
+        """Recompute an entry's indexed context: its thread neighbours' text (each capped)."""
+        rows = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))
+        if not rows or rows[0][0] is None:
+            return
+        parts = []
+        for neighbour in self.thread_neighbours(str(rows[0][0]), entry_id):
+            if neighbour is not None:
+                text = self.execute("SELECT content FROM entries WHERE id = ?", (neighbour,))[0][0]
+                parts.append(str(text)[:CONTEXT_CHARS])
+        self.execute("UPDATE entries SET context = ? WHERE id = ?", ("\n".join(parts), entry_id))
 
     def find_duplicate(self, type: str, content: str, metadata: dict[str, Any]) -> int | None:
         """An existing entry with the same type, content and metadata, if any."""
@@ -213,7 +256,12 @@ class SQLiteStore:
             self.load_vec()
             self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
         self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
+        thread = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))[0][0]
+        neighbours = self.thread_neighbours(str(thread), entry_id) if thread is not None else (None, None)
         self.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+        for neighbour in neighbours:
+            if neighbour is not None:
+                self.refresh_context(neighbour)
         return True
 
     # -- full text -------------------------------------------------------------------------
@@ -222,10 +270,11 @@ class SQLiteStore:
         """Entries matching an FTS5 expression, best first, with a positive BM25 score.
 
         FTS5's ``bm25()`` is lower-is-better; it is negated here so every channel reports
-        higher-is-better. The type column weighs a fifth of the content.
+        higher-is-better. The type column weighs a fifth of the content, the thread context half
+        (``bench/locomo.py``: context at 0.5 lifts BM25 R@10 from 62.7 to 72.7).
         """
         rows = self.execute(
-            "SELECT rowid, -bm25(entries_fts, 1.0, 0.2) AS score FROM entries_fts "
+            f"SELECT rowid, -bm25(entries_fts, 1.0, {TYPE_WEIGHT}, {CONTEXT_WEIGHT}) AS score FROM entries_fts "
             "WHERE entries_fts MATCH ? ORDER BY score DESC LIMIT ?",
             (expression, limit),
         )
