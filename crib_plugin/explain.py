@@ -20,16 +20,29 @@ def explain_text(retrieval: Retrieval) -> str:
         for hit in result.hits[:10]:
             mark = "" if hit.passed_floor else "  (below floor)"
             lines.append(f"    #{hit.rank:<3} entry {hit.entry_id:<6} score {hit.score:.4f}{mark}")
+    if retrieval.gate is not None:
+        state = "open" if retrieval.gate.open else "SHUT: nothing injected"
+        lines.append(f"relevance gate {state} — {retrieval.gate.reason}")
+    if retrieval.query.time_range:
+        lines.append(f"time range: {retrieval.query.time_range[0]} – {retrieval.query.time_range[1]} (entries written in it boosted)")
+    notes: dict[int, list[str]] = {}
+    for entry_id, note in retrieval.notes:
+        notes.setdefault(entry_id, []).append(note)
     lines.append("kept:")
     for hit in retrieval.hits:
         ranks = ", ".join(f"{c}#{h.rank} ({h.score:.3f})" for c, h in sorted(hit.channels.items()))
         lines.append(f"    entry {hit.entry.id:<6} fused {hit.score:.5f}  {ranks}  {hit.entry.content[:70]!r}")
+        lines.extend(f"        ↳ {note}" for note in notes.pop(hit.entry.id, []))
     for fact in retrieval.facts:
         lines.append(f"    fact {fact.subject} → {fact.predicate} → {fact.object} (score {fact.score:.3f})")
     if retrieval.dropped:
         lines.append("dropped:")
         for entry_id, reason in retrieval.dropped:
             lines.append(f"    entry {entry_id:<6} {reason}")
+    if notes:  # about the whole retrieval (id 0) or about entries that were not kept
+        lines.append("notes:")
+        for entry_id, texts in sorted(notes.items()):
+            lines.extend(f"    {'retrieval' if entry_id == 0 else f'entry {entry_id:<6}'} {text}" for text in texts)
     timings = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in retrieval.timings.items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)

@@ -133,6 +133,8 @@ class Retrieval:
     channels: list[ChannelResult] = field(default_factory=list)
     dropped: list[tuple[int, str]] = field(default_factory=list)  # (entry_id, reason)
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[tuple[int, str]] = field(default_factory=list)  # (entry_id, why it moved): time, type, rerank
+    gate: Any = None  # relevance.GateDecision once select() has applied the gate
 
     @property
     def search_type(self) -> str:

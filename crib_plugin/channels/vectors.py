@@ -34,6 +34,11 @@ class VectorChannel:
         result = ChannelResult(channel=self.name)
         try:
             embedder = memory.embedder()
+            if query.cjk and not getattr(embedder, "multilingual", True):
+                # all-MiniLM-L6-v2 was trained on English: any two CJK texts look alike to it.
+                result.ran = False
+                result.note = f"{embedder.model} is English-only; CJK prompts use the full-text channel"
+                return result
             space = memory.store.vector_space(memory.embedder_key())
             if space is None:
                 result.note = "no vectors stored yet"

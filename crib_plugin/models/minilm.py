@@ -432,6 +432,7 @@ class MiniLMEmbedder:
     name = "minilm"
     model = "all-MiniLM-L6-v2"
     dim = 384
+    multilingual = False  # trained on English; CJK texts all land close together
 
     def __init__(
         self,
