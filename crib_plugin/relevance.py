@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
 
 FTS_COVERAGE = 0.5  # IDF-weighted share of the prompt's terms the best full-text hit must contain
-AGREE_COVERAGE = 0.25  # a vector hit above the floor that full text also matches this well opens the gate
+AGREE_COVERAGE = 0.4  # a vector hit above the floor that full text also matches this well opens the gate
 CJK_COVERAGE = 0.4  # share of a CJK prompt's character bigrams (particles and endings rarely match)
 TOP_HITS = 10  # how many full-text hits are inspected for coverage
 # IDF is smoothed with a background corpus so that a small store (one entry!) does not make

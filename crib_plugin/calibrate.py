@@ -1,0 +1,91 @@
+"""``crib calibrate``: derive this store's vector gate from data rather than guessing a constant.
+
+Peers pick a fixed cosine cut-off (0.5, 0.55, 0.6) or none at all. The right value depends on the
+embedder *and* on the store: the nearest memory of an unrelated prompt gets closer as a store
+grows or narrows in topic. crib measures it: off-topic probe prompts (``data/probes.txt``) are
+run against the store, and the gate is set just above what they reach (the 95th percentile of
+their best cosine, plus a small margin). For contrast it also reports a pseudo-relevant
+distribution: each sampled memory's first half used as a query against the store.
+
+The result is written to the store's settings (``gate:<embedder key>``); the per-hit floor
+follows it at ``FLOOR_BELOW_GATE`` below. Stores under ``MIN_ENTRIES`` keep the shipped default:
+a handful of memories says too little about the noise.
+"""
+
+from __future__ import annotations
+
+import random
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+
+MIN_ENTRIES = 20
+QUANTILE = 95
+MARGIN = 0.02
+BOUNDS = (0.25, 0.75)
+SAMPLE = 200
+
+
+def probe_prompts() -> list[str]:
+    text = resources.files("crib_plugin").joinpath("data/probes.txt").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _store_vectors(memory: "Memory") -> tuple[list[int], np.ndarray]:
+    space = memory.store.vector_space(memory.embedder_key())
+    if space is None:
+        raise InputError("this store has no vectors yet: write some memories first")
+    table, dim = space
+    memory.store.load_vec()
+    rows = memory.store.execute(f"SELECT rowid, embedding FROM {table}")
+    ids = [int(r[0]) for r in rows]
+    matrix = np.stack([np.frombuffer(r[1], dtype="<f4") for r in rows]) if rows else np.zeros((0, dim), "f4")
+    return ids, matrix
+
+
+def _percentiles(values: np.ndarray) -> dict[str, float]:
+    if values.size == 0:
+        return {}
+    return {f"p{p}": round(float(np.percentile(values, p)), 3) for p in (5, 25, 50, 75, 95)}
+
+
+def calibrate(memory: "Memory", *, write: bool = True) -> dict[str, Any]:
+    """Measure, choose and (with ``write``) store the gate; return a JSON-ready report."""
+    from .relevance import FLOOR_BELOW_GATE, vector_gate
+
+    embedder = memory.embedder()
+    key = memory.embedder_key()
+    ids, matrix = _store_vectors(memory)
+    before = vector_gate(memory)
+    report: dict[str, Any] = {"embedder": key, "entries": len(ids), "gate_before": round(before, 3)}
+    probes = embedder.embed_documents(probe_prompts())
+    off_topic = (matrix @ probes.T).max(axis=0) if len(ids) else np.zeros(0)
+    report["off_topic_best_cosine"] = _percentiles(off_topic)
+
+    rng = random.Random(0)
+    sample = rng.sample(ids, min(SAMPLE, len(ids)))
+    entries = memory.store.get_entries(sample)
+    halves = [e.content[: max(12, len(e.content) // 2)] for e in entries.values()]
+    if halves:
+        own = embedder.embed_documents(halves)
+        positions = {entry_id: i for i, entry_id in enumerate(ids)}
+        related = np.array([float(matrix[positions[e]] @ own[i]) for i, e in enumerate(entries)])
+        report["pseudo_relevant_cosine"] = _percentiles(related)
+
+    if len(ids) < MIN_ENTRIES:
+        report.update(gate=round(before, 3), written=False, reason=f"fewer than {MIN_ENTRIES} entries: kept the default")
+        return report
+    gate = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN, *BOUNDS))
+    report.update(gate=round(gate, 3), floor=round(gate - FLOOR_BELOW_GATE, 3))
+    if "pseudo_relevant_cosine" in report:
+        report["pseudo_relevant_below_gate"] = round(float((related < gate).mean()), 3)
+    if write:
+        memory.store.set_setting(f"gate:{key}", f"{gate:.4f}")
+    report["written"] = write
+    return report
