@@ -312,6 +312,21 @@ def scrub() -> None:
     out.flush()
 
 
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
+@click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
+def calibrate(dry_run: bool, reset: bool) -> None:
+    """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
+    from .calibrate import calibrate as run_calibration
+
+    with open_memory(create=False) as memory:
+        if reset:
+            memory.store.execute("DELETE FROM settings WHERE key = ?", (f"gate:{memory.embedder_key()}",))
+            click.echo(json.dumps({"reset": True}))
+            return
+        click.echo(json.dumps(run_calibration(memory, write=not dry_run), indent=2))
+
+
 @cli.command(name="eval")
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
