@@ -60,6 +60,16 @@ PROMPTS = [
 ]
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds used so far by finished child processes (0 where unsupported)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def store_path(cache: Path, entries: int) -> Path:
     from crib_plugin.config import load_settings
     from crib_plugin.store.schema import latest_version
@@ -99,27 +109,36 @@ class Command:
     prompts: list[str] | None = None
     env: dict[str, str] | None = None
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # user+sys seconds of the child: far less load-sensitive than wall time
     injected: int = 0
     failures: list[str] = field(default_factory=list)
 
     def run(self, index: int) -> float:
         stdin = self.prompts[index % len(self.prompts)] if self.prompts else None
+        cpu_before = _children_cpu()
         started = time.perf_counter()
         result = subprocess.run(self.argv, input=stdin, capture_output=True, text=True, env=self.env)
         elapsed = time.perf_counter() - started
+        self.cpu.append(_children_cpu() - cpu_before)
         if result.returncode != 0:
             self.failures.append(f"exit {result.returncode}: {result.stderr.strip()[:200]}")
         elif self.prompts is not None and result.stdout.strip():
             self.injected += 1
         return elapsed
 
-    def row(self) -> str:
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    def row(self, numpy_median: float | None = None) -> str:
         ms = [1000 * t for t in self.times]
         p90 = statistics.quantiles(ms, n=10, method="inclusive")[8] if len(ms) > 1 else ms[0]
+        cpu = 1000 * statistics.median(self.cpu[-len(self.times):])
+        ratio = f"{self.median() / numpy_median:.1f}×" if numpy_median else ""
         note = f"{self.injected}/{len(ms)} injected" if self.prompts is not None else ""
         if self.failures:
             note += f"; {len(self.failures)} failed: {self.failures[0]}"
-        return f"| {self.label} | {len(ms)} | {statistics.median(ms):.0f} | {p90:.0f} | {max(ms):.0f} | {note} |"
+        return (f"| {self.label} | {len(ms)} | {statistics.median(ms):.0f} | {p90:.0f} | {max(ms):.0f} | "
+                f"{cpu:.0f} | {ratio} | {note} |")
 
 
 def path_shim(name: str, real: Path) -> Path | None:
@@ -182,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for command in commands:  # warm-up: page cache, .pyc files
         command.run(0)
-        command.injected, command.failures = 0, []
+        command.injected, command.failures, command.cpu = 0, [], []
     for index in range(args.runs):
         for command in commands:
             command.times.append(command.run(index))
@@ -190,10 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Cold-process latency, {args.runs} runs each, store of {args.entries} entries ({build_note}; `extract=False`), "
           f"{os.cpu_count()} CPUs, {load_note()} at the end")
     print()
-    print("| command | runs | median ms | p90 ms | max ms | notes |")
-    print("|---|---|---|---|---|---|")
+    print("| command | runs | median ms | p90 ms | max ms | median CPU ms | median ÷ `import numpy` | notes |")
+    print("|---|---|---|---|---|---|---|---|")
+    numpy_median = next(c.median() for c in commands if "import numpy" in c.label)
     for command in commands:
-        print(command.row())
+        print(command.row(numpy_median))
     if crib_shim:
         shim = statistics.median(commands[1].times) - statistics.median(commands[0].times)
         print()

@@ -66,14 +66,15 @@ def test_ingest_bench_tiny(tmp_path: Path) -> None:
 def test_latency_bench_tiny(tmp_path: Path) -> None:
     cache = tmp_path / "bench"
     out = run_script("latency.py", "--entries", "30", "--runs", "2", "--cache", str(cache), "--no-shim")
-    assert "| command | runs | median ms | p90 ms | max ms | notes |" in out
+    assert "| command | runs | median ms | p90 ms | max ms | median CPU ms |" in out
     rows = table_rows(out)
     labels = [r[0] for r in rows]
     assert labels[0].startswith("`crib retrieve`")
     assert any("import numpy" in label for label in labels)
     assert any(label == "`python -c pass`" for label in labels)
     assert all(r[1] == "2" for r in rows)
-    assert "failed" not in rows[0][5]
+    assert "failed" not in rows[0][7]
+    assert all(float(r[5]) > 0 for r in rows), "child CPU time is measured"
     assert list(cache.glob("latency-30-*.db")) and list(cache.glob("latency-30-*.done"))
 
 
