@@ -115,6 +115,10 @@ def test_report_fractions_and_offenders() -> None:
     assert report.clean_prompts("both") == (0, 1)
     assert len(report.offenders) == 2
     assert report.offender_channels() == {"fts": 2, "vector": 1}
+    assert report.vocabulary_share() == "n/a"  # no trial says whether the fts channel ran
+    report.trials[0][2].fts_matched = True
+    report.trials[2][2].fts_matched = False
+    assert report.vocabulary_share() == "50%"
     table = report.table()
     assert "| **all trials** | 2 | 4 | 2 | **50.0** |" in table
     assert "unrelated two" in table and "vector 2" in table

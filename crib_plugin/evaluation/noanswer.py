@@ -157,7 +157,7 @@ class Injection:
     hit_channels: list[list[str]] = field(default_factory=list)  # per kept hit, the channels that found it
     contents: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
-    fts_matched: bool = False  # the word/trigram index returned something before floors (shared vocabulary)
+    fts_matched: bool | None = None  # the word/trigram index returned something before floors; None: fts did not run
 
     @property
     def injected(self) -> bool:
@@ -171,10 +171,6 @@ class Injection:
         if self.facts:
             counts["triples"] += len(self.facts)
         return counts
-
-    def summary(self) -> str:
-        counts = self.channel_counts()
-        return ", ".join(f"{name}×{n}" for name, n in sorted(counts.items())) or "?"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -201,8 +197,8 @@ def inject(memory: Any, prompt: str, store: str, *, channels: Sequence[str] | No
         retrieval = memory.select(memory.recall(prompt, channels=channels))
     result = Injection(store=store, prompt=prompt, block_chars=len(block))
     for channel in retrieval.channels:
-        if channel.channel == "fts" and channel.hits:
-            result.fts_matched = True
+        if channel.channel == "fts" and channel.ran:
+            result.fts_matched = bool(channel.hits)
     if not block:
         return result
     for hit in retrieval.hits:
@@ -263,10 +259,11 @@ class NoAnswerReport:
             counts.update(set(result.channel_counts()))
         return counts
 
-    def vocabulary_share(self, kind: str | None = None) -> float:
-        """Percent of trials whose prompt shares an indexed word with the store (the FTS index matched)."""
-        chosen = [r for _, k, r in self.trials if kind is None or k == kind]
-        return 100.0 * sum(r.fts_matched for r in chosen) / len(chosen) if chosen else 0.0
+    def vocabulary_share(self, kind: str | None = None) -> str:
+        """Percent of trials whose prompt shares an indexed word with the store (the FTS index matched
+        something before floors), or ``n/a`` when the fts channel did not run."""
+        chosen = [r.fts_matched for _, k, r in self.trials if (kind is None or k == kind) and r.fts_matched is not None]
+        return f"{100.0 * sum(chosen) / len(chosen):.0f}%" if chosen else "n/a"
 
     def table(self, *, offenders: int = 30) -> str:
         """Markdown: fractions by store kind and by label, then the worst offenders."""
@@ -282,12 +279,12 @@ class NoAnswerReport:
             clean = sum(not r.injected for _, r in chosen)
             lines.append(
                 f"| {label} | {len({p.prompt for p, _ in chosen})} | {len(chosen)} | {clean} | "
-                f"{self.fraction(kind=kind):.1f} | {self.vocabulary_share(kind):.0f}% |"
+                f"{self.fraction(kind=kind):.1f} | {self.vocabulary_share(kind)} |"
             )
         total_clean = sum(not r.injected for _, _, r in self.trials)
         lines.append(
             f"| **all trials** | {len(self.prompts)} | {len(self.trials)} | {total_clean} | "
-            f"**{self.fraction():.1f}** | {self.vocabulary_share():.0f}% |"
+            f"**{self.fraction():.1f}** | {self.vocabulary_share()} |"
         )
         lines.append("")
         lines.append("| label (`target`) | prompts | clean in every store | % |")
