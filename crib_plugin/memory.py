@@ -311,6 +311,10 @@ class Memory:
                 retrieval.dropped.append((hit.entry.id, "already injected this session"))
         facts = retrieval.facts[:DEFAULT_MAX_FACTS]
         fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
+        from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
+
+        retrieval.hits = candidates
+        candidates = rerank_candidates(self, retrieval, budget, max_items, overhead=300 + fact_cost)
         kept, dropped = fit_budget(
             [h.entry.content for h in candidates], budget, overhead=300 + fact_cost, max_items=max_items
         )
@@ -321,19 +325,27 @@ class Memory:
         return retrieval
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
-        """The rendered block for a (selected) retrieval, or ``""`` when it is empty."""
-        if retrieval.empty:
-            return ""
-        ran = [c.channel for c in retrieval.channels if c.ran]
-        skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
-        return render_block(
-            [h.entry for h in retrieval.hits],
-            retrieval.facts,
-            template=template,
-            user_dir=self.settings.templates,
-            channels=ran,
-            skipped=skipped,
-        )
+        """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
+
+        With ``CRIB_LOG`` set, each render appends one JSON line describing the retrieval.
+        """
+        block = ""
+        if not retrieval.empty:
+            ran = [c.channel for c in retrieval.channels if c.ran]
+            skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
+            block = render_block(
+                [h.entry for h in retrieval.hits],
+                retrieval.facts,
+                template=template,
+                user_dir=self.settings.templates,
+                channels=ran,
+                skipped=skipped,
+            )
+        if self.settings.log_path is not None:
+            from .retrieval_log import log_retrieval
+
+            log_retrieval(self.settings.log_path, retrieval, block)
+        return block
 
     def retrieve(
         self,

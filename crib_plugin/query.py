@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from .records import Query
+from .temporal import parse_time_range
 
 # Question words, auxiliaries, pronouns and fillers: they carry no topic, and OR-ing them into a
 # BM25 query only adds noise.
@@ -127,4 +128,5 @@ def prepare(text: str) -> Query:
         fts_expression=" OR ".join(t.fts() for t in found),
         cjk=bool(runs),
         cjk_terms=runs,
+        time_range=parse_time_range(text),
     )

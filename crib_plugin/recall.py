@@ -14,6 +14,7 @@ from .errors import ConfigError, CribError, StoreError
 from .fusion import fuse
 from .query import prepare
 from .records import ChannelResult, Fact, Hit, Retrieval
+from .temporal import adjust_hits
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
@@ -79,6 +80,7 @@ def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | No
     fused = fuse(results, weights=memory.channel_weights())
     entries = memory.store.get_entries([f.entry_id for f in fused])
     retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
+    adjust_hits(memory, retrieval)  # time range boost, newer first on near-ties, corrections first
     facts: dict[int, Fact] = {}
     for result in results:
         for fact in result.facts:

@@ -1,0 +1,352 @@
+"""Rerank fused candidates — only when they do not all fit the budget — without touching their text.
+
+When every fused hit fits in the character budget and ``max_items`` the order does not matter (all
+of them are injected), so nothing runs. When they do not fit, the order decides what is injected,
+and one of two rerankers sets it:
+
+* **A model reranker** (Ollama: ``CRIB_RERANK_MODEL=<model>`` or ``CRIB_RERANK=ollama``; or any
+  reranker a plugin registers, ``CRIB_RERANK=<name>``). The top :data:`MODEL_DEPTH` candidates are
+  graded pointwise (0–10, JSON schema, temperature 0) and ordered by grade, then by fused score;
+  the rest follow in fused order. The model only *reads* the candidates: the ``Hit`` objects are
+  reordered, their entries are never replaced or edited (the original plugin let a model replace
+  the whole block with its own prose). Grading stops at :data:`DEADLINE` seconds overall
+  (``CRIB_RERANK_DEADLINE``). Any error or a missed deadline fails open: the fused order is kept and
+  a note says why. When Ollama does not answer or lacks the model, the offline reranker runs.
+* **Offline (default): gentle MMR plus a recency prior.** Maximal marginal relevance (Carbonell &
+  Goldstein, 1998) picks, at each step, the candidate maximising
+  ``λ·relevance − (1−λ)·redundancy`` with ``λ =`` :data:`MMR_LAMBDA`. Relevance is the fused score
+  relative to the best, plus :data:`RECENCY_WEIGHT` × the candidate's recency (newest 1, oldest 0).
+  Redundancy is the candidate's similarity to what is already picked — cosine of the stored vectors
+  when the store has them, word-set Jaccard otherwise — counted only *above*
+  :data:`DUPLICATE_SIMILARITY`: classic MMR (threshold 0) pushes down every memory that shares a
+  topic with a better one, which on LoCoMo costs recall (turns of one conversation are all alike);
+  above the threshold it only removes near-duplicates, which waste budget by saying the same
+  thing twice. The measured numbers are in the README and in ``bench/locomo.py``'s table.
+
+Settings: ``CRIB_RERANK`` = ``auto`` (default: the Ollama model when ``CRIB_RERANK_MODEL`` is set,
+else offline), ``ollama`` / a plugin reranker's name, ``mmr`` (offline), or ``off`` (keep fused order).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from .fusion import fit_budget
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+    from .records import Hit, Retrieval
+
+__all__ = [
+    "rerank_candidates",
+    "over_budget",
+    "mmr_order",
+    "reranker_choice",
+    "MODEL_DEPTH",
+    "MMR_LAMBDA",
+    "DUPLICATE_SIMILARITY",
+    "RECENCY_WEIGHT",
+]
+
+MODEL_DEPTH = 20
+"""How many of the best fused candidates a model grades (each grade is one model call)."""
+
+MMR_DEPTH = 60
+"""How many of the best fused candidates the offline reranker orders; the rest keep fused order."""
+
+MMR_LAMBDA = 0.7
+"""Relevance vs redundancy in MMR."""
+
+DUPLICATE_SIMILARITY = 0.95
+"""Similarity above which a candidate counts as redundant with one already picked (0 = classic MMR)."""
+
+RECENCY_WEIGHT = 0.01
+"""Relevance bonus for the newest candidate (linear in recency rank down to 0 for the oldest): a
+tie-breaker between nearly equal candidates, not a decay that buries old memories."""
+
+DEADLINE = 3.0
+"""Seconds a model reranker may take in all, before the fused order is kept instead."""
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class RerankReport:
+    """What the reranker did: the method used and notes (``(entry_id, text)``; 0 = the retrieval)."""
+
+    method: str = "none"
+    notes: list[tuple[int, str]] = field(default_factory=list)
+
+
+# -- when and which ------------------------------------------------------------------------------
+
+
+def over_budget(hits: Sequence["Hit"], budget: int, max_items: int | None, overhead: int = 300) -> bool:
+    """Whether ``hits`` do not all fit (more than ``max_items`` or over ``budget`` characters)."""
+    if max_items is not None and len(hits) > max_items:
+        return True
+    _kept, dropped = fit_budget([h.entry.content for h in hits], budget, overhead=overhead, max_items=max_items)
+    return bool(dropped)
+
+
+def reranker_choice(environ: dict[str, str] | None = None) -> str:
+    """``"off"``, ``"mmr"``, or the name of a model reranker, from ``CRIB_RERANK`` / ``CRIB_RERANK_MODEL``."""
+    env = os.environ if environ is None else environ
+    wanted = (env.get("CRIB_RERANK") or "auto").strip().lower()
+    if wanted in ("off", "none", "no", "0", "false"):
+        return "off"
+    if wanted in ("mmr", "offline"):
+        return "mmr"
+    if wanted == "auto":
+        return "ollama" if (env.get("CRIB_RERANK_MODEL") or "").strip() else "mmr"
+    return wanted
+
+
+def _deadline() -> float:
+    raw = (os.environ.get("CRIB_RERANK_DEADLINE") or "").strip()
+    try:
+        value = float(raw) if raw else DEADLINE
+    except ValueError:
+        return DEADLINE
+    return value if value > 0 else DEADLINE
+
+
+def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
+    """The model reranker to use, or None (with a note) when it is not available right now."""
+    if name == "ollama":
+        from .models.ollama_models import DEFAULT_RERANK_MODEL
+        from .models.ollama_probe import ollama_has_model
+
+        model = (os.environ.get("CRIB_RERANK_MODEL") or "").strip() or DEFAULT_RERANK_MODEL
+        if not ollama_has_model(model):
+            report.notes.append((0, f"rerank: Ollama model {model} not answering; offline MMR instead"))
+            return None
+    try:
+        return memory.registry.make("rerankers", name)
+    except Exception as exc:  # unknown name or a plugin's broken factory
+        report.notes.append((0, f"rerank: reranker {name!r} unavailable ({exc}); offline MMR instead"))
+        return None
+
+
+# -- the model path --------------------------------------------------------------------------------
+
+
+def _grade(reranker: Any, query: str, texts: list[str], deadline: float) -> list[float]:
+    """Grades for ``texts`` from ``reranker.score``, in batches, within ``deadline`` seconds overall.
+
+    Batches are as large as the reranker's worker pool, so each batch takes about one call's time
+    and the deadline is checked between them; a batch still running at the deadline is abandoned
+    (in a daemon thread) and raises TimeoutError.
+    """
+    batch = max(1, int(getattr(reranker, "workers", 4) or 4))
+    started = time.monotonic()
+    grades: list[float] = []
+    for offset in range(0, len(texts), batch):
+        left = deadline - (time.monotonic() - started)
+        if left <= 0:
+            raise TimeoutError(f"no grades within {deadline:g}s")
+        box: dict[str, Any] = {}
+
+        def run(chunk: list[str] = texts[offset:offset + batch]) -> None:
+            try:
+                box["grades"] = list(reranker.score(query, chunk))
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="crib-rerank", daemon=True)
+        worker.start()
+        worker.join(left)
+        if worker.is_alive():
+            raise TimeoutError(f"no grades within {deadline:g}s")
+        if "error" in box:
+            raise box["error"]
+        chunk_grades = [float(g) for g in box["grades"]]
+        if len(chunk_grades) != len(texts[offset:offset + batch]):
+            raise ValueError(f"reranker returned {len(chunk_grades)} grades for {len(texts[offset:offset + batch])} texts")
+        grades.extend(chunk_grades)
+    return grades
+
+
+def model_order(reranker: Any, query: str, hits: list["Hit"], report: RerankReport,
+                *, depth: int = MODEL_DEPTH, deadline: float | None = None) -> list["Hit"]:
+    """The top ``depth`` hits ordered by the model's grade (then fused order), the rest after.
+
+    Fails open: on any error the fused order comes back unchanged, with a note.
+    """
+    top = hits[:depth]
+    name = getattr(reranker, "model", None) or getattr(reranker, "name", type(reranker).__name__)
+    try:
+        grades = _grade(reranker, query, [h.entry.content for h in top], _deadline() if deadline is None else deadline)
+    except Exception as exc:
+        report.method = "fused order (reranker failed)"
+        report.notes.append((0, f"rerank failed open, fused order kept: {type(exc).__name__}: {exc}"))
+        return list(hits)
+    order = sorted(range(len(top)), key=lambda i: (-grades[i], i))  # fused order breaks equal grades
+    for i in order:
+        report.notes.append((top[i].entry.id, f"rerank grade {grades[i]:g}/10 by {name} (was #{i + 1})"))
+    report.method = f"model {name}"
+    return [top[i] for i in order] + list(hits[depth:])
+
+
+# -- the offline path ------------------------------------------------------------------------------
+
+
+def _stored_vectors(memory: "Memory", ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The stored, L2-normalised vectors of ``ids`` in the store's active space ({} when none)."""
+    try:
+        space = memory.store.vector_space(memory.embedder_key())
+        if space is None or not ids:
+            return {}
+        table, dim = space
+        memory.store.load_vec()
+        marks = ",".join("?" * len(ids))
+        rows = memory.store.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", list(ids))
+    except Exception:  # no embedder, no sqlite-vec: the word fallback still works
+        return {}
+    vectors: dict[int, np.ndarray] = {}
+    for rowid, blob in rows:
+        vector = np.frombuffer(blob, dtype="<f4")
+        if vector.shape == (dim,):
+            norm = float(np.linalg.norm(vector))
+            vectors[int(rowid)] = vector / norm if norm > 0 else vector
+    return vectors
+
+
+def _words(text: str) -> frozenset[str]:
+    from .query import STOP_WORDS
+
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOP_WORDS)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[np.ndarray, str]:
+    """Pairwise similarity of ``hits``: vector cosine where both have stored vectors, else word Jaccard."""
+    n = len(hits)
+    ids = [h.entry.id for h in hits]
+    vectors = _stored_vectors(memory, ids) if memory is not None else {}
+    sims = np.zeros((n, n), dtype=np.float64)
+    have = [i for i, entry_id in enumerate(ids) if entry_id in vectors]
+    if have:
+        matrix = np.stack([vectors[ids[i]] for i in have]).astype(np.float64)
+        block = matrix @ matrix.T
+        sims[np.ix_(have, have)] = block
+    missing = set(range(n)) - set(have)
+    if missing:
+        words = [_words(h.entry.content) for h in hits]
+        for i in range(n):
+            for j in range(i + 1, n):
+                if i in missing or j in missing:
+                    sims[i, j] = sims[j, i] = _jaccard(words[i], words[j])
+    np.fill_diagonal(sims, 1.0)
+    kind = "cosine" if len(have) == n else ("jaccard" if not have else "cosine+jaccard")
+    return sims, kind
+
+
+def mmr_order(
+    hits: list["Hit"],
+    sims: np.ndarray,
+    report: RerankReport,
+    *,
+    lam: float = MMR_LAMBDA,
+    threshold: float = DUPLICATE_SIMILARITY,
+    recency: float = RECENCY_WEIGHT,
+) -> list["Hit"]:
+    """Greedy MMR over ``hits`` (best fused first) with redundancy counted above ``threshold``.
+
+    Deterministic: equal objectives go to the better fused rank. A ``correction`` is never
+    redundant with anything (nor anything with it): it looks like the entry it corrects, and the
+    agent must see both.
+    """
+    n = len(hits)
+    if n < 2:
+        return list(hits)
+    scores = np.array([max(0.0, h.score) for h in hits], dtype=np.float64)
+    top = float(scores.max()) or 1.0
+    relevance = scores / top
+    if recency:
+        times = sorted({h.entry.created_at for h in hits})
+        if len(times) > 1:
+            position = {t: i / (len(times) - 1) for i, t in enumerate(times)}
+            relevance = relevance + recency * np.array([position[h.entry.created_at] for h in hits])
+    scale = max(1e-9, 1.0 - threshold)
+    penalty_of = np.clip((sims - threshold) / scale, 0.0, 1.0)
+    for i, hit in enumerate(hits):  # a correction and what it corrects look alike, yet both must show
+        if hit.entry.type == "correction":
+            penalty_of[i, :] = 0.0
+            penalty_of[:, i] = 0.0
+    chosen: list[int] = []
+    redundancy = np.zeros(n, dtype=np.float64)
+    nearest = np.full(n, -1, dtype=np.int64)
+    left = list(range(n))
+    while left:
+        objective = [lam * relevance[i] - (1.0 - lam) * redundancy[i] for i in left]
+        best = max(range(len(left)), key=lambda k: (objective[k], -left[k]))
+        pick = left.pop(best)
+        if redundancy[pick] > 0 and nearest[pick] >= 0:
+            twin = hits[int(nearest[pick])]
+            report.notes.append((
+                hits[pick].entry.id,
+                f"near-duplicate of entry {twin.entry.id} (similarity {sims[pick, nearest[pick]]:.3f}): moved down",
+            ))
+        chosen.append(pick)
+        for i in left:
+            if penalty_of[i, pick] > redundancy[i]:
+                redundancy[i] = penalty_of[i, pick]
+                nearest[i] = pick
+    return [hits[i] for i in chosen]
+
+
+# -- entry point -----------------------------------------------------------------------------------
+
+
+def rerank_candidates(
+    memory: "Memory",
+    retrieval: "Retrieval",
+    budget: int,
+    max_items: int | None,
+    *,
+    overhead: int = 300,
+) -> list["Hit"]:
+    """``retrieval.hits`` in the order the budget should take them (the same ``Hit`` objects).
+
+    Runs only when the candidates do not all fit; otherwise returns them as they are. Notes go to
+    ``retrieval.notes`` and the time to ``retrieval.timings["rerank"]``. Never raises.
+    """
+    hits = list(retrieval.hits)
+    if len(hits) < 2 or not over_budget(hits, budget, max_items, overhead):
+        return hits
+    started = time.perf_counter()
+    report = RerankReport()
+    try:
+        choice = reranker_choice()
+        if choice == "off":
+            return hits
+        reranker = _model_reranker(memory, choice, report) if choice != "mmr" else None
+        if reranker is not None:
+            ordered = model_order(reranker, retrieval.query.text, hits, report)
+        else:
+            pool = hits[:MMR_DEPTH]
+            sims, kind = similarity_matrix(memory, pool)
+            ordered = mmr_order(pool, sims, report) + hits[MMR_DEPTH:]
+            report.method = f"mmr ({kind})"
+    except Exception as exc:  # fail open: the fused order is always a valid answer
+        report.notes.append((0, f"rerank failed open, fused order kept: {type(exc).__name__}: {exc}"))
+        ordered = hits
+    finally:
+        retrieval.timings["rerank"] = time.perf_counter() - started
+    retrieval.notes.extend(report.notes)
+    if report.method != "none":
+        retrieval.notes.append((0, f"over budget: reranked by {report.method}"))
+    return ordered

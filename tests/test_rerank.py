@@ -1,0 +1,217 @@
+"""Rerank when over budget: the Ollama path (fake server), failing open, offline MMR."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+
+from crib_plugin import Memory
+from crib_plugin.records import Entry, Hit, Query, Retrieval
+from crib_plugin.rerank import (
+    MODEL_DEPTH,
+    RerankReport,
+    mmr_order,
+    over_budget,
+    rerank_candidates,
+    reranker_choice,
+    similarity_matrix,
+)
+
+DEPLOY = "The deploy script lives in scripts/deploy.sh and needs the AWS profile named prod."
+DEPLOY_TWIN = "The deploy script lives in scripts/deploy.sh and it needs the AWS profile named prod."
+NOTIFY = "Deploy notifications are posted to the ops channel by the deploy script."
+ROLLBACK = "Rolling back a deploy: run the deploy script with --rollback and the release tag."
+
+
+def _hit(entry_id: int, score: float, content: str, created: str = "2023-01-01T00:00:00Z") -> Hit:
+    return Hit(Entry(entry_id, "note", content, created), score)
+
+
+def _write_all(memory: Memory, texts: list[str]) -> list[int]:
+    return [memory.write(t, created_at=f"2023-01-{i + 1:02d}T00:00:00Z") for i, t in enumerate(texts)]
+
+
+def test_choice_from_environment() -> None:
+    assert reranker_choice({}) == "mmr"
+    assert reranker_choice({"CRIB_RERANK_MODEL": "gemma3:1b"}) == "ollama"
+    assert reranker_choice({"CRIB_RERANK": "ollama"}) == "ollama"
+    assert reranker_choice({"CRIB_RERANK": "off", "CRIB_RERANK_MODEL": "x"}) == "off"
+    assert reranker_choice({"CRIB_RERANK": "mmr", "CRIB_RERANK_MODEL": "x"}) == "mmr"
+
+
+def test_over_budget() -> None:
+    hits = [_hit(i, 1.0 / i, "word " * 20) for i in range(1, 4)]
+    assert not over_budget(hits, 8000, 10)
+    assert over_budget(hits, 8000, 2)
+    assert over_budget(hits, 500, 10)
+
+
+def test_nothing_happens_when_everything_fits(memory: Memory) -> None:
+    _write_all(memory, [DEPLOY, NOTIFY])
+    retrieval = memory.recall("deploy script")
+    before = [h.entry.id for h in retrieval.hits]
+    assert [h.entry.id for h in rerank_candidates(memory, retrieval, 8000, 10)] == before
+    assert "rerank" not in retrieval.timings
+
+
+def test_offline_mmr_removes_near_duplicate_from_injected_top(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = dict(zip("DTNR", _write_all(memory, [DEPLOY, DEPLOY_TWIN, NOTIFY, ROLLBACK])))
+    prompt = "where does the deploy script live and which AWS profile does it need?"
+    monkeypatch.setenv("CRIB_RERANK", "off")
+    plain = memory.select(memory.recall(prompt), max_items=2)
+    assert {h.entry.id for h in plain.hits} == {ids["D"], ids["T"]}  # fused order: both twins on top
+    monkeypatch.delenv("CRIB_RERANK")
+    chosen = memory.select(memory.recall(prompt), max_items=2)
+    kept = [h.entry.id for h in chosen.hits]
+    assert len(kept) == 2 and len({ids["D"], ids["T"]} & set(kept)) == 1
+    assert "rerank" in chosen.timings
+    assert any("near-duplicate" in note for _, note in chosen.notes)
+    assert any("mmr (cosine)" in note for entry_id, note in chosen.notes if entry_id == 0)
+    # deterministic
+    again = memory.select(memory.recall(prompt), max_items=2)
+    assert [h.entry.id for h in again.hits] == kept
+
+
+def test_mmr_word_overlap_fallback_without_vectors() -> None:
+    hits = [_hit(1, 1.0, DEPLOY), _hit(2, 0.99, DEPLOY), _hit(3, 0.7, ROLLBACK)]
+    sims, kind = similarity_matrix(None, hits)
+    assert kind == "jaccard" and sims[0, 1] == pytest.approx(1.0)
+    report = RerankReport()
+    assert [h.entry.id for h in mmr_order(hits, sims, report)] == [1, 3, 2]
+
+
+def test_mmr_never_demotes_a_corrected_entry() -> None:
+    hits = [_hit(1, 1.0, DEPLOY), _hit(2, 0.99, DEPLOY_TWIN), _hit(3, 0.7, ROLLBACK)]
+    hits[0].entry.type = "correction"
+    sims, _ = similarity_matrix(None, hits)
+    assert [h.entry.id for h in mmr_order(hits, sims, RerankReport())] == [1, 2, 3]
+
+
+def test_mmr_keeps_related_but_distinct_memories_in_order() -> None:
+    hits = [_hit(i, 1.0 - i / 100, f"text {i}") for i in range(1, 6)]
+    sims = np.full((5, 5), 0.7)
+    np.fill_diagonal(sims, 1.0)
+    report = RerankReport()
+    assert [h.entry.id for h in mmr_order(hits, sims, report)] == [1, 2, 3, 4, 5]
+    assert report.notes == []
+
+
+def test_mmr_recency_prior_breaks_near_ties() -> None:
+    hits = [_hit(1, 1.0, "a", "2023-01-01T00:00:00Z"), _hit(2, 0.995, "b", "2023-06-01T00:00:00Z")]
+    sims = np.eye(2)
+    assert [h.entry.id for h in mmr_order(hits, sims, RerankReport())] == [2, 1]
+    hits[1].score = 0.9
+    assert [h.entry.id for h in mmr_order(hits, sims, RerankReport())] == [1, 2]
+
+
+# -- the Ollama path -----------------------------------------------------------------------------
+
+GRADES = {"prod": 2, "ops channel": 9, "rollback": 6}
+
+
+def _grade_for(request) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    memory_text = request.body["messages"][-1]["content"].split("Memory:", 1)[1]
+    for needle, grade in GRADES.items():
+        if needle in memory_text:
+            return {"score": grade}
+    return {"score": 0}
+
+
+def _over_budget_retrieval(memory: Memory) -> tuple[Retrieval, dict[str, str]]:
+    ids = _write_all(memory, [DEPLOY, NOTIFY, ROLLBACK])
+    retrieval = memory.recall("deploy script")
+    assert len(retrieval.hits) == 3
+    return retrieval, {h.entry.id: h.entry.content for h in retrieval.hits}
+
+
+def test_ollama_rerank_orders_by_grade_and_never_rewrites(memory: Memory, fake_ollama_env, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")
+    fake_ollama_env.respond_with(_grade_for)
+    retrieval, texts = _over_budget_retrieval(memory)
+    chosen = memory.select(retrieval, max_items=2)
+    contents = [h.entry.content for h in chosen.hits]
+    assert contents == [NOTIFY, ROLLBACK]  # grades 9, 6; DEPLOY (2) is cut
+    assert all(texts[h.entry.id] == h.entry.content for h in chosen.hits)  # same text, untouched
+    assert memory.entry(chosen.hits[0].entry.id).content == NOTIFY
+    chats = fake_ollama_env.requests_to("/api/chat")
+    assert len(chats) == 3
+    for request in chats:
+        assert request.options["temperature"] == 0
+        assert request.body["model"] == "gemma3:1b"
+        assert request.body["format"]["required"] == ["score"]
+    assert any("rerank grade 9/10" in note for _, note in chosen.notes)
+
+
+def test_ollama_rerank_grades_at_most_model_depth(memory: Memory, fake_ollama_env, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_RERANK", "ollama")
+    fake_ollama_env.respond_with(lambda request: {"score": 5})
+    _write_all(memory, [f"Deploy step {i}: run the deploy script stage {i} carefully." for i in range(MODEL_DEPTH + 5)])
+    retrieval = memory.recall("deploy script stage")
+    assert len(retrieval.hits) > MODEL_DEPTH
+    order = [h.entry.id for h in retrieval.hits]
+    ranked = rerank_candidates(memory, retrieval, 8000, 10)
+    assert len(fake_ollama_env.requests_to("/api/chat")) == MODEL_DEPTH
+    assert [h.entry.id for h in ranked] == order  # equal grades: fused order stays
+
+
+def test_ollama_failure_keeps_fused_order(memory: Memory, fake_ollama_env, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")
+    fake_ollama_env.fail(500, "boom", path="/api/chat")
+    retrieval, _ = _over_budget_retrieval(memory)
+    fused = [h.entry.id for h in retrieval.hits]
+    chosen = memory.select(retrieval, max_items=2)
+    assert [h.entry.id for h in chosen.hits] == fused[:2]
+    assert any(entry_id == 0 and "failed open" in note for entry_id, note in chosen.notes)
+
+
+def test_ollama_too_slow_keeps_fused_order(memory: Memory, fake_ollama_env, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")
+    monkeypatch.setenv("CRIB_RERANK_DEADLINE", "0.3")
+    fake_ollama_env.slow(5, path="/api/chat")
+    retrieval, _ = _over_budget_retrieval(memory)
+    fused = [h.entry.id for h in retrieval.hits]
+    started = time.monotonic()
+    chosen = memory.select(retrieval, max_items=2)
+    assert time.monotonic() - started < 2.0
+    assert [h.entry.id for h in chosen.hits] == fused[:2]
+    assert any(re.search(r"failed open.*within 0.3s", note) for _, note in chosen.notes)
+
+
+def test_ollama_not_answering_falls_back_to_offline(memory: Memory, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")  # OLLAMA_HOST points at a closed port
+    retrieval, _ = _over_budget_retrieval(memory)
+    chosen = memory.select(retrieval, max_items=2)
+    assert len(chosen.hits) == 2
+    assert any("offline MMR instead" in note for _, note in chosen.notes)
+
+
+def test_reranker_bug_fails_open() -> None:
+    class Broken:
+        workers = 2
+
+        def score(self, query, texts):  # type: ignore[no-untyped-def]
+            raise RuntimeError("plugin bug")
+
+    from crib_plugin.rerank import model_order
+
+    hits = [_hit(1, 1.0, "a"), _hit(2, 0.5, "b")]
+    report = RerankReport()
+    assert model_order(Broken(), "q", hits, report) == hits
+    assert "plugin bug" in report.notes[0][1]
+
+
+def test_rerank_explained(memory: Memory) -> None:
+    _write_all(memory, [DEPLOY, DEPLOY_TWIN, NOTIFY])
+    from crib_plugin.explain import explain_text
+
+    chosen = memory.select(memory.recall("deploy script AWS profile"), max_items=1)
+    text = explain_text(chosen)
+    assert "over budget: reranked by mmr" in text and "rerank" in text.split("timings:")[1]
+
+
+def test_unused_retrieval_fields_survive() -> None:
+    retrieval = Retrieval(query=Query(text="q"))
+    assert rerank_candidates(None, retrieval, 8000, 10) == []  # type: ignore[arg-type]
