@@ -24,7 +24,7 @@ def test_unrelated_prompts_inject_nothing(memory) -> None:
     _seed(memory)
     for prompt in (
         "how long should sourdough proof?",
-        "what time is the meeting tomorrow?",
+        "recommend a good pasta recipe for dinner",
         "how do I file a tax extension with the IRS?",
         "why is my car's check engine light blinking?",
     ):
