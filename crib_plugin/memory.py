@@ -28,12 +28,6 @@ DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
 EMBED_BATCH = 32
 
-# Cosine-similarity floors shipped per embedder identity; `crib calibrate` stores better ones.
-DEFAULT_VECTOR_FLOORS: dict[str, float] = {
-    "minilm:all-MiniLM-L6-v2:384": 0.30,
-    "ollama:nomic-embed-text:768": 0.50,
-}
-FALLBACK_VECTOR_FLOOR = 0.35
 
 
 @dataclass
@@ -130,15 +124,13 @@ class Memory:
         return embedder_key(self.embedder())
 
     def vector_floor(self) -> float:
-        """Cosine-similarity floor for the active embedder: calibrated value, else shipped default."""
-        key = self.embedder_key()
-        stored = self.store.get_setting(f"floor:{key}")
+        """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
+        from .relevance import FLOOR_BELOW_GATE, vector_gate
+
+        stored = self.store.get_setting(f"floor:{self.embedder_key()}")
         if stored is not None:
             return float(stored)
-        embedder_default = getattr(self.embedder(), "default_floor", None)
-        if embedder_default is not None:
-            return float(embedder_default)
-        return DEFAULT_VECTOR_FLOORS.get(key, FALLBACK_VECTOR_FLOOR)
+        return vector_gate(self) - FLOOR_BELOW_GATE
 
     def channel_weights(self) -> dict[str, float]:
         raw = self.store.get_setting("fusion_weights")
@@ -303,7 +295,10 @@ class Memory:
         exclude: Iterable[int] = (),
     ) -> Retrieval:
         """Cut a retrieval to what fits the character budget (best first); record what was dropped."""
+        from .relevance import close_if_irrelevant
+
         budget = budget or self.settings.budget
+        close_if_irrelevant(self, retrieval)
         excluded = set(exclude)
         candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
         for hit in retrieval.hits:
