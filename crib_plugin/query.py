@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .lexicon import variants
 from .records import Query
 from .temporal import parse_time_range
 
@@ -59,8 +60,13 @@ class Term:
     phrase: bool = False
 
     def fts(self) -> str:
-        """The term as a quoted FTS5 string — inert whatever characters it holds."""
-        return '"' + self.text.replace('"', '""') + '"'
+        """The term as a quoted FTS5 string — inert whatever characters it holds.
+
+        A word with irregular forms matches any of them: ``("choose" OR "chose" OR "chosen")``.
+        """
+        forms = (self.text,) if self.phrase else variants(self.text)
+        quoted = ['"' + form.replace('"', '""') + '"' for form in forms]
+        return quoted[0] if len(quoted) == 1 else "(" + " OR ".join(quoted) + ")"
 
 
 def has_cjk(text: str) -> bool:
