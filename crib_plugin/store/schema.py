@@ -7,6 +7,9 @@ transaction. Append new migrations — never edit one that has shipped.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import cjk
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,9 @@ class Migration:
     version: int
     name: str
     sql: str
+    # Python run after ``sql`` in the same transaction, for what SQL cannot compute (CJK grams of
+    # the entries already stored). Receives the connection.
+    backfill: Callable[[Any], Any] | None = None
 
 
 ENTRIES = """
@@ -147,6 +153,7 @@ CREATE TABLE predicate_terms (
 MIGRATIONS: list[Migration] = [
     Migration(1, "entries, full text, trigram, vector spaces, pending queue", ENTRIES),
     Migration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
+    Migration(3, "CJK gram index (unigrams, bigrams, glued words) for short CJK terms", cjk.SCHEMA, cjk.backfill),
 ]
 
 

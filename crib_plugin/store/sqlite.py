@@ -24,6 +24,7 @@ import apsw
 from ..errors import ExtensionError, StoreError
 from ..records import Entry
 from ..timeutil import now_iso
+from . import cjk
 from .schema import MIGRATIONS, latest_version
 
 BUSY_TIMEOUT_MS = 5000
@@ -141,6 +142,8 @@ class SQLiteStore:
             try:
                 with self.conn:
                     self.conn.execute(migration.sql)
+                    if migration.backfill is not None:
+                        migration.backfill(self.conn)
                     self.conn.execute(f"PRAGMA user_version = {int(migration.version)}")
             except apsw.Error as exc:
                 raise StoreError(f"migration {migration.version} ({migration.name}) failed: {exc}") from exc
@@ -168,7 +171,8 @@ class SQLiteStore:
     # -- entries ---------------------------------------------------------------------------
 
     def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
-        """Insert one entry row (triggers index it for FTS and trigram). Call inside a transaction.
+        """Insert one entry row (triggers index it for FTS and trigram; its CJK grams are indexed
+        here, see :mod:`.cjk`). Call inside a transaction.
 
         An entry whose metadata names a ``thread`` joins that thread: its neighbours' text becomes
         its indexed context, and its own text joins the context of the entry before it.
@@ -179,6 +183,7 @@ class SQLiteStore:
             (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread),
         )
         entry_id = int(self.conn.last_insert_rowid())
+        cjk.index_entry(self, entry_id, content)  # CJK grams; the row goes with the entry (trigger)
         if thread is not None:
             previous = self.thread_neighbours(thread, entry_id)[0]
             self.refresh_context(entry_id)
@@ -291,11 +296,15 @@ class SQLiteStore:
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def cjk_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """Entries matching a CJK gram expression, best first, BM25 (see :mod:`.cjk`)."""
+        return cjk.search(self, expression, limit)
+
     def like_search(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Entries containing each of the short terms (CJK words under three characters).
 
-        The score is the number of terms matched; this is the indexed fallback for terms the
-        trigram tokenizer cannot match (it needs three characters).
+        The score is the number of terms matched. Not indexed (it scans every row): the full-text
+        channel uses :meth:`cjk_search` for short CJK terms instead.
         """
         if not terms:
             return []
