@@ -23,35 +23,33 @@ Two things live here, both deterministic and explained per hit in ``--explain``:
 Supported time expressions (case-insensitive; weeks start on Monday; day boundaries are taken in
 ``now``'s time zone — the local zone by default — and converted to UTC):
 
-=================================================  ==============================================
-prompt contains                                    range ``[start, end)``
-=================================================  ==============================================
-``today``, ``tonight``, ``this morning/afternoon/  today
-evening``
-``yesterday``, ``last night``                      yesterday
-``the day before yesterday``                       the day before yesterday
-``this week`` / ``last week``                      this / the previous calendar week
-``this month`` / ``last month``                    this / the previous calendar month
-``this year`` / ``last year``                      this / the previous calendar year
-``this weekend`` / ``last weekend``                Saturday–Sunday of this / the previous week
-``N days/weeks/months/years ago`` (N a number or   the calendar day/week/month/year N back
-``a``, ``one`` … ``twelve``, ``a couple of``)
-``a few days ago``                                 the 2–5 days before today
-``past/last N days/weeks/months/years``            from N units before today until now
-``on Monday``, ``last Monday`` (any weekday)       the most recent such day (``last``: before today)
-``in May 2023``, ``May 2023``, ``May of 2023``     that month
-``in May``, ``during March`` (month, no year)      the most recent such month, this one included
-``on 8 May 2023``, ``May 8th, 2023``, ``2023-05-08``  that day
-``8 May``, ``May 8`` (no year)                     the most recent such day, today included
-``in 2022``, ``during 2022``, ``year 2022``        that year (a bare number is never a year)
-``since X`` / ``after X``                         from the start (``after``: the end) of X on
-``from X`` (alone: "notes from last week")         X itself
-``before X`` / ``until X``                         up to the start (``until``: the end) of X
-``between X and Y``, ``from X to Y``               the start of X to the end of Y
-``the day/week/month/year before X``               that long, up to the start of X
-``the day/week/month/year after X``                that long, from the end of X
-``the weekend before/after X``                     the Saturday–Sunday before / after X
-=================================================  ==============================================
+==========================================================  =================================================
+prompt contains                                             range ``[start, end)``
+==========================================================  =================================================
+``today``, ``tonight``, ``this morning/afternoon/evening``  today
+``yesterday``, ``last night``                               yesterday
+``the day before yesterday``                                the day before yesterday
+``this week`` / ``last week``                               this / the previous calendar week
+``this month`` / ``last month``                             this / the previous calendar month
+``this year`` / ``last year``                               this / the previous calendar year
+``this weekend`` / ``last weekend``                         Saturday–Sunday of this / the previous week
+``N days/weeks/months/years ago`` (N: 3, three, a, …)       the calendar day/week/month/year N back
+``a few days ago``                                          the 2–5 days before today
+``past/last N days/weeks/months/years``                     from N units before today until now
+``on Monday``, ``last Monday`` (any weekday)                the most recent such day (``last``: before today)
+``in May 2023``, ``May 2023``, ``May of 2023``              that month
+``in May``, ``during March`` (no year)                      the most recent such month, this one included
+``on 8 May 2023``, ``May 8th, 2023``, ``2023-05-08``        that day
+``8 May``, ``May 8`` (no year)                              the most recent such day, today included
+``in 2022``, ``during 2022``, ``year 2022``                 that year (a bare number is never a year)
+``since X`` / ``after X``                                   from the start (``after``: the end) of X on
+``from X`` (alone: "notes from last week")                  X itself
+``before X`` / ``until X``                                  up to the start (``until``: the end) of X
+``between X and Y``, ``from X to Y``                        the start of X to the end of Y
+``the day/week/month/year before X``                        that long, up to the start of X
+``the day/week/month/year after X``                         that long, from the end of X
+``the weekend before/after X``                              the Saturday–Sunday before / after X
+==========================================================  =================================================
 
 Anything else — "recently", "last summer", "next week", a bare "2022" — gives ``None``: no range, no
 boost. The first expression that names its year wins, else the first expression.
