@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .query import CJK_RUN_RE, terms
+from .query import CJK_RUN_RE, cjk_grams, normalise_cjk, terms
 from .records import Retrieval
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,10 +119,10 @@ def _document_frequency(memory: "Memory", stem: str) -> int:
 
 
 def _bigrams(text: str) -> set[str]:
+    """Every unigram and adjacent pair of an entry's (normalised) CJK text."""
     grams: set[str] = set()
-    for run in CJK_RUN_RE.findall(text):
-        if len(run) == 1:
-            grams.add(run)
+    for run in CJK_RUN_RE.findall(normalise_cjk(text)):
+        grams.update(run)
         grams.update(run[i:i + 2] for i in range(len(run) - 1))
     return grams
 
@@ -141,7 +141,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     ids = [h.entry_id for h in result.hits[:TOP_HITS]]
     entries = memory.store.get_entries(ids)
     coverage = {entry_id: 0.0 for entry_id in entries}
-    query_grams = _bigrams(retrieval.query.text)
+    query_grams = set(cjk_grams(retrieval.query.text))  # the prompt's content grams, stop grams dropped
     if query_grams:
         # Rescaled so that CJK_COVERAGE of the bigrams counts as FTS_COVERAGE of the words.
         scale = FTS_COVERAGE / CJK_COVERAGE
