@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from common import children_cpu  # bench/ is the script directory, so it is on sys.path
+
 WORDS_PER_ENTRY = 60
 GENERATOR_VERSION = "1"  # bump when synthetic_entry changes (the latency bench keys its cache on it)
 
@@ -165,16 +167,6 @@ class Row:
         per_cpu = f"{self.entries / self.cpu_seconds:.1f}" if self.cpu_seconds else "n/a"
         return (f"| {self.path} | {self.entries} | {self.seconds:.2f} | **{self.rate:.1f}** | "
                 f"{1000 * self.seconds / self.entries:.1f} | {self.cpu_seconds:.2f} | {per_cpu} |")
-
-
-def children_cpu() -> float:
-    """User + system CPU seconds of finished child processes (0 where unsupported)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return 0.0
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def time_write_many(db: Path, count: int, *, extract: bool, batch: int = 256) -> Row:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import children_cpu  # noqa: E402
 from ingest import GENERATOR_VERSION, crib_command, crib_executable, load_note, synthetic_entries  # noqa: E402
 
 PROMPTS = [
@@ -58,16 +59,6 @@ PROMPTS = [
     "why did the release script break last time?",
     "which runner had the flaky backup job?",
 ]
-
-
-def _children_cpu() -> float:
-    """User + system CPU seconds used so far by finished child processes (0 where unsupported)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return 0.0
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def store_path(cache: Path, entries: int) -> Path:
@@ -115,11 +106,11 @@ class Command:
 
     def run(self, index: int) -> float:
         stdin = self.prompts[index % len(self.prompts)] if self.prompts else None
-        cpu_before = _children_cpu()
+        cpu_before = children_cpu()
         started = time.perf_counter()
         result = subprocess.run(self.argv, input=stdin, capture_output=True, text=True, env=self.env)
         elapsed = time.perf_counter() - started
-        self.cpu.append(_children_cpu() - cpu_before)
+        self.cpu.append(children_cpu() - cpu_before)
         if result.returncode != 0:
             self.failures.append(f"exit {result.returncode}: {result.stderr.strip()[:200]}")
         elif self.prompts is not None and result.stdout.strip():
