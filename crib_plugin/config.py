@@ -14,7 +14,7 @@ Environment variables (all optional):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError
@@ -71,7 +71,6 @@ class Settings:
     budget: int = DEFAULT_BUDGET
     templates: Path | None = None
     log_path: Path | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:

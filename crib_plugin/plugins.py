@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -107,13 +108,12 @@ class Registry:
         return factory()
 
 
-_registries: dict[int, Registry] = {}
+_registries: "weakref.WeakKeyDictionary[pluggy.PluginManager, Registry]" = weakref.WeakKeyDictionary()
 
 
 def registry(pm: pluggy.PluginManager | None = None) -> Registry:
-    """The registry of a plugin manager, collected once per manager."""
+    """The registry of a plugin manager, collected once per manager (forgotten with it)."""
     pm = pm or get_plugin_manager()
-    key = id(pm)
-    if key not in _registries:
-        _registries[key] = Registry.collect(pm)
-    return _registries[key]
+    if pm not in _registries:
+        _registries[pm] = Registry.collect(pm)
+    return _registries[pm]

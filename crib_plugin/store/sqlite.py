@@ -285,9 +285,6 @@ class SQLiteStore:
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def fts_document_count(self) -> int:
-        return self.count_entries()
-
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         rows = self.execute(
             "SELECT rowid, -bm25(entries_trigram) AS score FROM entries_trigram "
@@ -388,11 +385,6 @@ class SQLiteStore:
 
     def clear_pending(self, entry_id: int, space: str) -> None:
         self.execute("DELETE FROM pending_embeddings WHERE entry_id = ? AND space = ?", (entry_id, space))
-
-    # -- diagnostics -----------------------------------------------------------------------
-
-    def table_names(self) -> list[str]:
-        return [str(r[0]) for r in self.execute("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name")]
 
 
 def sqlite_capabilities() -> dict[str, Any]:
