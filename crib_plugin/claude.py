@@ -19,7 +19,7 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
-  (:func:`crib_plugin.cli.log_failure`, ``crib.log`` beside the database).
+  (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
 * **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
   (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
   socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
@@ -334,7 +334,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from .cli import log_failure
+        from .hotpath import log_failure
 
         log_failure("hook on_prompt plugin", exc)
         return []
@@ -515,7 +515,7 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from .cli import log_failure
+    from .hotpath import log_failure
 
     log_failure(f"hook {event}", exc)
 

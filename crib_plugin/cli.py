@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,6 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from .errors import CribError, InputError
+from .hotpath import read_stdin, run_retrieve
 
 log = logging.getLogger("crib")
 
@@ -25,21 +25,6 @@ log = logging.getLogger("crib")
 def fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"crib: {message}", err=True)
     sys.exit(code)
-
-
-def log_failure(context: str, exc: BaseException) -> None:
-    """Record a fail-open failure in ``.state/crib/crib.log`` beside the database (never stdout)."""
-    try:
-        from .config import load_settings
-
-        path = Path(os.environ.get("CRIB_ERROR_LOG") or load_settings().db.parent / "crib.log")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        from .timeutil import now_iso
-
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"{now_iso()} {context}: {type(exc).__name__}: {exc}\n")
-    except Exception:  # logging must not fail either
-        pass
 
 
 class CribGroup(click.Group):
@@ -50,28 +35,6 @@ class CribGroup(click.Group):
             return super().invoke(ctx)
         except CribError as exc:
             fail(str(exc), exc.exit_code)
-
-
-def read_stdin() -> str:
-    if sys.stdin is None or sys.stdin.closed:
-        return ""
-    try:
-        return sys.stdin.read()
-    except (OSError, ValueError):
-        return ""
-
-
-def prompt_from_input(raw: str) -> str:
-    """Plain text, or Claude Code's hook JSON with a ``prompt`` field."""
-    text = raw.strip()
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            return text
-        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
-            return data["prompt"].strip()
-    return text
 
 
 def open_memory(create: bool = True, **kwargs: Any) -> Any:
@@ -141,32 +104,7 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 
     Always exits 0: failures print nothing on stdout and one line on stderr.
     """
-    from .render import FORMATS
-
-    try:
-        text = prompt_from_input(prompt if prompt is not None else read_stdin())
-        if not text:
-            return
-        from .config import load_settings
-
-        settings = load_settings()
-        if not settings.db.exists():
-            return
-        with open_memory(create=False, settings=settings) as memory:
-            retrieval = memory.select(memory.recall(text), budget=budget)
-            block = memory.render(retrieval, template=FORMATS[fmt])
-            warn_all(memory)
-            if explain:
-                from .explain import explain_text
-
-                click.echo(explain_text(retrieval), err=True)
-    except Exception as exc:  # fail open
-        log_failure("retrieve", exc)
-        click.echo(f"crib: retrieve failed open: {exc}", err=True)
-        return
-    if block:
-        sys.stdout.write(block)
-        sys.stdout.flush()
+    run_retrieve(prompt if prompt is not None else read_stdin(), fmt=fmt, budget=budget, explain=explain)
 
 
 @cli.command()

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from . import facts as facts_mod
 from .config import Settings, load_settings
-from .errors import ConfigError, CribError, InputError, ModelError
+from .errors import ConfigError, InputError, ModelError
 from .fusion import fit_budget
 from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple

@@ -147,3 +147,13 @@ def test_retrieve_says_when_a_channel_did_not_run(crib) -> None:
     result = crib("retrieve", input="what database did we choose?", env={"CRIB_EMBEDDER": "ollama"})
     assert "Chose SQLite" in result.stdout
     assert "CRIB_EMBEDDER=ollama ignored" in result.stderr
+
+
+def test_per_prompt_commands_skip_the_cli_framework(crib) -> None:
+    """`crib retrieve` and the prompt hook run once per prompt: they must not pay for importing click."""
+    _seed(crib)
+    for args, payload in ((("retrieve",), "what storage did we choose?"), (("hook", "user-prompt-submit"), '{"session_id": "s", "prompt": "storage"}')):
+        result = crib(*args, input=payload, env={"PYTHONPROFILEIMPORTTIME": "1", "CRIB_HOOK_TIMEOUT": "60"})
+        imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+        assert "crib_plugin.memory" in imported or "crib_plugin.claude" in imported
+        assert "click" not in imported, args

@@ -1,0 +1,102 @@
+"""The per-prompt commands, runnable without the CLI framework.
+
+`crib retrieve` and `crib hook user-prompt-submit` run once per user prompt, in a fresh process.
+Importing click (and building the command tree) costs ~40 ms there for nothing: ``main`` below
+handles exactly those invocations itself and hands every other command line to the click CLI.
+Both paths share the functions here, so there is one implementation of each command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .render import FORMATS
+
+
+def log_failure(context: str, exc: BaseException) -> None:
+    """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
+    try:
+        from .config import load_settings
+        from .timeutil import now_iso
+
+        path = Path(os.environ.get("CRIB_ERROR_LOG") or load_settings().db.parent / "crib.log")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{now_iso()} {context}: {type(exc).__name__}: {exc}\n")
+    except Exception:  # logging must not fail either
+        pass
+
+
+def read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.closed:
+        return ""
+    try:
+        return sys.stdin.read()
+    except (OSError, ValueError):
+        return ""
+
+
+def prompt_from_input(raw: str) -> str:
+    """Plain text, or Claude Code's hook JSON with a ``prompt`` field."""
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
+            return data["prompt"].strip()
+    return text
+
+
+def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:
+    """``crib retrieve``: print the relevant block for ``raw``, or nothing. Never raises.
+
+    A missing database prints nothing and creates nothing; any failure prints one line on stderr
+    and is logged, stdout stays empty.
+    """
+    try:
+        text = prompt_from_input(raw)
+        if not text:
+            return
+        from .config import load_settings
+        from .memory import Memory
+
+        settings = load_settings()
+        if not settings.db.exists():
+            return
+        with Memory(create=False, settings=settings) as memory:
+            retrieval = memory.select(memory.recall(text), budget=budget)
+            block = memory.render(retrieval, template=FORMATS[fmt])
+            for note in memory.warnings:
+                print(f"crib: warning: {note}", file=sys.stderr)
+            if explain:
+                from .explain import explain_text
+
+                print(explain_text(retrieval), file=sys.stderr)
+    except Exception as exc:  # fail open
+        log_failure("retrieve", exc)
+        print(f"crib: retrieve failed open: {exc}", file=sys.stderr)
+        return
+    if block:
+        sys.stdout.write(block)
+        sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: the per-prompt commands directly, everything else via click."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["retrieve"]:
+        run_retrieve(read_stdin())
+        return
+    if args == ["hook", "user-prompt-submit"]:
+        from .claude import USER_PROMPT_SUBMIT, run_hook
+
+        sys.exit(run_hook(USER_PROMPT_SUBMIT))
+    from .cli import main as cli_main
+
+    cli_main(args)
