@@ -57,6 +57,8 @@ TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("We no longer use Redis", [(P, "not_uses", "Redis")]),
     ("The worker does not use Celery", [("worker", "not_uses", "Celery")]),
     ("Dana doesn't like meetings", [("Dana", "not_likes", "meetings")]),
+    ("tally never rotates files", [("tally", "not_rotates", "files")]),
+    ("sieve never watches logs", [("sieve", "not_watches", "logs")]),
     ("Postgres is not an option", [("Postgres", "not_is", "option")]),
     ("Stopped using Travis", [(P, "not_uses", "Travis")]),
     # decisions

@@ -140,7 +140,7 @@ _NEG_USE = re.compile(
     re.I)
 _NEG_BARE = re.compile(r"^(?:no longer using|stopped using|dropped|removed|abandoned|got rid of)\s+(?P<o>.+)$", re.I)
 _NEG_VERB = re.compile(
-    r"^(?P<s>.+?)\s+(?:does not|doesn't|do not|don't|did not|didn't|never|no longer|will not|won't|cannot|can't|"
+    r"^(?P<s>.+?)\s+(?P<neg>does not|doesn't|do not|don't|did not|didn't|never|no longer|will not|won't|cannot|can't|"
     r"should not|shouldn't)\s+(?P<v>[a-z]+(?:\s+(?:on|in|at|to|with|for))?)\s+(?P<o>.+)$", re.I)
 _NEG_IS = re.compile(r"^(?P<s>.+?)\s+(?:is not|isn't|are not|aren't|was not|wasn't|is no longer|are no longer)\s+(?P<o>.+)$", re.I)
 _PAY = re.compile(rf"^(?P<s>.+?)\s+{NOW}(?:pays|pay|paid|is paying|are paying)\s+(?:on\s+|us\s+)?(?P<o>.+)$", re.I)
@@ -516,6 +516,9 @@ def _rule_neg_verb(text: str) -> list[Triple] | None:
     verb, _, prep = match.group("v").casefold().partition(" ")
     if verb in _LIGHT_VERBS:
         return None
+    inflected = match.group("neg").casefold() in ("never", "no longer")  # "never rotates": already inflected
+    if inflected and verb.endswith("s") and not verb.endswith("ss"):
+        verb = verb[:-2] if verb.endswith(("ches", "shes", "sses", "xes", "zes")) else verb[:-1]
     predicate = normalise_predicate(_third_person(verb) + ("_" + prep if prep else ""))
     if predicate == "payment_terms" or verb == "pay":
         predicate = "payment_terms"
