@@ -157,3 +157,14 @@ def test_per_prompt_commands_skip_the_cli_framework(crib) -> None:
         imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
         assert "crib_plugin.memory" in imported or "crib_plugin.claude" in imported
         assert "click" not in imported, args
+
+
+def test_the_readme_session_verbatim(crib) -> None:
+    assert crib("write", input="type=decision Chose SQLite for storage. Zero dependencies.\n").returncode == 0
+    out = crib("retrieve", input="what database did we choose?\n").stdout
+    assert re.match(r'<memory context_time="[^"]+" channels="[a-z,]+">\n', out)
+    assert "- [" in out and "decision] Chose SQLite for storage. Zero dependencies." in out
+    vec = crib("retrieve", input="which storage engine did we pick?\n", env={"CRIB_CHANNEL": "vector"}).stdout
+    assert "Chose SQLite for storage" in vec
+    assert crib("retrieve", input="how long should sourdough proof?\n").stdout == ""
+    assert json.loads(crib("doctor").stdout)["ok"] is True
