@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Sequence
 
-from .errors import ConfigError, CribError, StoreError
+from .errors import ConfigError, CribError
 from .fusion import fuse
 from .query import prepare
 from .records import ChannelResult, Fact, Hit, Retrieval
@@ -28,7 +28,7 @@ def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult
     started = time.perf_counter()
     try:
         result = channel.search(memory, query, limit)
-    except (CribError, StoreError) as exc:
+    except CribError as exc:
         result = ChannelResult(channel=name, ran=False, note=str(exc))
     except Exception as exc:  # a third-party channel's bug must not break retrieval
         result = ChannelResult(channel=name, ran=False, note=f"{type(exc).__name__}: {exc}")

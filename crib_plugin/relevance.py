@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk, terms
 from .records import Retrieval
@@ -93,29 +93,11 @@ def vector_gate(memory: "Memory") -> float:
     return default_gate(key, memory.store.count_entries())
 
 
-def _stems(memory: "Memory", text: str) -> list[str]:
-    tokenizer = _tokenizer(memory)
-    import apsw
+def _stems(text: str) -> list[str]:
+    """Porter stems of ``text`` — the same stemmer the FTS index and the facts channel use."""
+    from .facts import stems
 
-    return list(tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False))
-
-
-def _tokenizer(memory: "Memory") -> Any:
-    store = memory.store
-    tok = getattr(store, "_porter_tokenizer", None)
-    if tok is None:
-        tok = store.conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-        store._porter_tokenizer = tok
-    return tok
-
-
-def _document_frequency(memory: "Memory", stem: str) -> int:
-    store = memory.store
-    if not getattr(store, "_vocab_ready", False):
-        store.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_fts_vocab USING fts5vocab(main, entries_fts, row)")
-        store._vocab_ready = True
-    rows = store.execute("SELECT doc FROM temp.entries_fts_vocab WHERE term = ?", (stem,))
-    return int(rows[0][0]) if rows else 0
+    return [stem for _word, stem in stems(text)]
 
 
 def _bigrams(text: str) -> set[str]:
@@ -152,17 +134,17 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     total_docs = max(1, memory.store.count_entries())
     for term in terms(retrieval.query.text):
         forms = [term.text] if term.phrase else list(variants(term.text))
-        alternatives = [stems for stems in (_stems(memory, f) for f in forms) if stems]
+        alternatives = [found for found in (_stems(f) for f in forms) if found]
         if not alternatives:
             continue
-        df = min(_document_frequency(memory, s) for s in alternatives[0]) + PRIOR_DOCS * PRIOR_RATE
+        df = min(memory.store.term_document_frequency(s) for s in alternatives[0]) + PRIOR_DOCS * PRIOR_RATE
         docs = total_docs + PRIOR_DOCS
         idf = math.log((docs - df + 0.5) / (df + 0.5) + 1.0)
         weighted.append((alternatives, idf))
     mass = sum(w for _, w in weighted)
     if mass > 0:
         for entry in entries.values():
-            present = set(_stems(memory, f"{entry.content}\n{entry.type}"))
+            present = set(_stems(f"{entry.content}\n{entry.type}"))
             got = sum(w for alts, w in weighted if any(all(s in present for s in alt) for alt in alts))
             coverage[entry.id] = max(coverage[entry.id], got / mass)
     return coverage

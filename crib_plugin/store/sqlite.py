@@ -94,6 +94,7 @@ class SQLiteStore:
         self.path = path
         self.conn = conn
         self._vec_loaded = False
+        self._vocab_ready = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -284,6 +285,14 @@ class SQLiteStore:
             (expression, limit),
         )
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def term_document_frequency(self, stem: str) -> int:
+        """How many entries contain the (stemmed) term, from the FTS index's own vocabulary."""
+        if not self._vocab_ready:
+            self.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_fts_vocab USING fts5vocab(main, entries_fts, row)")
+            self._vocab_ready = True
+        rows = self.execute("SELECT doc FROM temp.entries_fts_vocab WHERE term = ?", (stem,))
+        return int(rows[0][0]) if rows else 0
 
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         rows = self.execute(
