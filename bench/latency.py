@@ -13,7 +13,9 @@ What it does:
    them all alike, after one untimed warm-up each (page cache):
 
    * ``crib retrieve`` through the real console script beside this interpreter
-     (``Path(sys.executable).with_name("crib")``), prompt on stdin — what a hook should call;
+     (``Path(sys.executable).with_name("crib")``), prompt on stdin — what a hook should call —
+     as shipped (the prompt embeds in a forked worker while the rest runs, :mod:`crib_plugin.prefetch`)
+     and with ``CRIB_PARALLEL=0`` (everything in one process);
    * the same through ``crib`` as found on ``PATH`` when that is a different file (a pyenv or
      asdf shim): the difference is what the shim adds to every prompt;
    * ``python -c "import numpy"`` (the floor any numpy-based embedder pays) and ``python -c pass``
@@ -178,7 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     crib = crib_executable()
     python = Path(sys.executable)
     label = "console script beside the interpreter" if crib.exists() else "`python -m crib_plugin`: no console script found"
-    commands = [Command(f"`crib retrieve` ({label})", [*crib_command(), "retrieve"], PROMPTS, env)]
+    commands = [
+        Command(f"`crib retrieve` ({label})", [*crib_command(), "retrieve"], PROMPTS, env),
+        Command("`crib retrieve`, `CRIB_PARALLEL=0` (no prefetch worker: all in one process)",
+                [*crib_command(), "retrieve"], PROMPTS, dict(env, CRIB_PARALLEL="0")),
+    ]
     crib_shim = path_shim("crib", crib) if crib.exists() and not args.no_shim else None
     if crib_shim:
         commands.append(Command(f"`crib retrieve` via PATH shim ({crib_shim})", [str(crib_shim), "retrieve"], PROMPTS, shim_env(env)))
@@ -206,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for command in commands:
         print(command.row(numpy_median))
     if crib_shim:
-        shim = statistics.median(commands[1].times) - statistics.median(commands[0].times)
+        shim = statistics.median(commands[2].times) - statistics.median(commands[0].times)
         print()
         print(f"The PATH shim adds about {1000 * shim:.0f} ms to every `crib retrieve` (median difference); "
               f"hooks should call {crib} directly.")

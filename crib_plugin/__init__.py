@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hookspecs import hookimpl, hookspec
-
 __all__ = [
     "Memory",
     "Scrubber",
@@ -30,6 +28,8 @@ _LAZY = {
     "Session": ("session", "Session"),
     "ResponseStream": ("session", "ResponseStream"),
     "get_plugin_manager": ("plugins", "get_plugin_manager"),
+    "hookimpl": ("hookspecs", "hookimpl"),  # pluggy is imported on first use, not by the hot path's fork
+    "hookspec": ("hookspecs", "hookspec"),
 }
 
 

@@ -9,17 +9,15 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Generator
 
 from .hookspecs import hookimpl
-from .render import CONTEXT
-
-log = logging.getLogger("crib")
 
 
 @hookimpl(trylast=True)
 def on_prompt(prompt: str, session: Any) -> str | None:
+    from .render import CONTEXT
+
     try:
         memory = session.memory
         retrieval = memory.select(
@@ -27,7 +25,9 @@ def on_prompt(prompt: str, session: Any) -> str | None:
         )
         block = memory.render(retrieval, template=CONTEXT)
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
-        log.warning("crib on_prompt failed: %s", exc)
+        import logging
+
+        logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)
         return None
     if not block:
         return None

@@ -360,8 +360,24 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     if not hook.prompt or not db.exists():
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
+    from .config import load_settings
+    from .prefetch import fork_for
+
+    worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
+    try:
+        return _user_prompt_submit(hook, db, state, worker)
+    finally:
+        if worker is not None:
+            worker.cancel()
+
+
+def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
     with _open_memory(db) as memory:
         budget = memory.settings.budget
+        if memory.prefetch(hook.prompt, worker=worker):  # meanwhile, load the template
+            from .render import CONTEXT, load_template
+
+            load_template(CONTEXT, memory.settings.templates)
         retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
         retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
         block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)

@@ -9,6 +9,8 @@ Environment variables (all optional):
 ``CRIB_BUDGET``           characters the injected block may use (default 8000)
 ``CRIB_TEMPLATES``        a directory whose templates override the packaged ones by file name
 ``CRIB_LOG``              path of an opt-in JSONL retrieval log
+``CRIB_PARALLEL``         ``auto`` (default), ``1`` or ``0``: embed the prompt in a forked worker
+                          while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ CHANNEL_ALIASES = {
     "vector": "vector",
     "vectors": "vector",
     "vec": "vector",
+}
+
+# Accepted spellings for CRIB_PARALLEL.
+PARALLEL_MODES = {
+    "auto": "auto",
+    "1": "on", "on": "on", "true": "on", "yes": "on",
+    "0": "off", "off": "off", "false": "off", "no": "off",
 }
 
 
@@ -71,6 +80,7 @@ class Settings:
     budget: int = DEFAULT_BUDGET
     templates: Path | None = None
     log_path: Path | None = None
+    parallel: str = "auto"  # "auto" | "on" | "off"
 
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
@@ -85,6 +95,9 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
     templates = _env("CRIB_TEMPLATES", environ)
     log_path = _env("CRIB_LOG", environ)
     embedder = _env("CRIB_EMBEDDER", environ)
+    parallel_raw = (_env("CRIB_PARALLEL", environ) or "auto").lower()
+    if parallel_raw not in PARALLEL_MODES:
+        raise ConfigError(f"CRIB_PARALLEL must be auto, 1 or 0, got {parallel_raw!r}")
     return Settings(
         db=db_path(environ),
         embedder=embedder.lower() if embedder else None,
@@ -92,4 +105,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         budget=budget,
         templates=Path(templates).expanduser() if templates else None,
         log_path=Path(log_path).expanduser() if log_path else None,
+        parallel=PARALLEL_MODES[parallel_raw],
     )

@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .render import FORMATS
-
 
 def log_failure(context: str, exc: BaseException) -> None:
     """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
@@ -64,20 +62,32 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         if not text:
             return
         from .config import load_settings
-        from .memory import Memory
+        from .prefetch import fork_for
 
         settings = load_settings()
         if not settings.db.exists():
             return
-        with Memory(create=False, settings=settings) as memory:
-            retrieval = memory.select(memory.recall(text), budget=budget)
-            block = memory.render(retrieval, template=FORMATS[fmt])
-            for note in memory.warnings:
-                print(f"crib: warning: {note}", file=sys.stderr)
-            if explain:
-                from .explain import explain_text
+        worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
+        try:
+            from .memory import Memory
+            from .render import FORMATS
 
-                print(explain_text(retrieval), file=sys.stderr)
+            with Memory(create=False, settings=settings) as memory:
+                if memory.prefetch(text, worker=worker):  # meanwhile, load the template
+                    from .render import load_template
+
+                    load_template(FORMATS[fmt], settings.templates)
+                retrieval = memory.select(memory.recall(text), budget=budget)
+                block = memory.render(retrieval, template=FORMATS[fmt])
+                for note in memory.warnings:
+                    print(f"crib: warning: {note}", file=sys.stderr)
+                if explain:
+                    from .explain import explain_text
+
+                    print(explain_text(retrieval), file=sys.stderr)
+        finally:
+            if worker is not None:
+                worker.cancel()
     except Exception as exc:  # fail open
         log_failure("retrieve", exc)
         print(f"crib: retrieve failed open: {exc}", file=sys.stderr)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from . import facts as facts_mod
 from .config import Settings, load_settings
 from .errors import ConfigError, InputError, ModelError
 from .fusion import fit_budget
@@ -22,7 +21,6 @@ from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
 from .timeutil import normalise_iso
-from .write import clean_content, parse_write, validate_type
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
@@ -87,6 +85,11 @@ class Memory:
         return self._store
 
     def close(self) -> None:
+        if self._embedder is not None:
+            from .prefetch import PrefetchedEmbedder
+
+            if isinstance(self._embedder, PrefetchedEmbedder):
+                self._embedder.close()  # a worker that was never asked is stopped and reaped
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -111,6 +114,26 @@ class Memory:
             if note not in self.warnings:
                 self.warnings.append(note)
         return recorded or wanted or "minilm"
+
+    def prefetch(self, text: str, *, worker: Any = None) -> bool:
+        """Embed ``text`` in a forked worker while the rest of recall runs.
+
+        For cold per-prompt processes (``crib retrieve``, the prompt hook): call it once the
+        prompt is known and before :meth:`recall`; ``worker`` is one already forked by
+        :func:`crib_plugin.prefetch.fork_for` before this Memory existed. Returns whether the
+        worker is in use; when it is, :meth:`embedder` answers from it.
+        """
+        from . import prefetch
+
+        if self._embedder is not None:
+            if worker is not None:
+                worker.cancel()
+            return False
+        if worker is None:
+            self._embedder = prefetch.start(self, text)
+        else:
+            self._embedder = prefetch.attach(worker, self)
+        return self._embedder is not None
 
     def embedder(self) -> Any:
         """The embedder instance (created once). Raises ConfigError / ModelError."""
@@ -201,6 +224,8 @@ class Memory:
         embedder failed) and its consolidated facts. An identical entry (same type, content and
         metadata) is not stored twice: its id is returned.
         """
+        from .write import parse_write
+
         parsed = parse_write(text, type)
         item = NewEntry(parsed.content, parsed.type, created_at, dict(metadata or {}))
         reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
@@ -216,6 +241,9 @@ class Memory:
         cleaned: bool = False,
     ) -> list[WriteReport]:
         """Store several entries, embedding them in batches (the import and benchmark path)."""
+        from . import facts as facts_mod
+        from .write import clean_content, validate_type
+
         prepared: list[NewEntry] = []
         for item in items:
             content = item.content if cleaned else clean_content(item.content)
@@ -362,6 +390,8 @@ class Memory:
         """Delete an entry, its index rows, vectors and fact sources. False if it did not exist."""
         store = self.store
         with store.transaction():
+            from . import facts as facts_mod
+
             facts_mod.forget_entry(store, entry_id)
             return bool(store.delete_entry(entry_id))
 
@@ -425,6 +455,8 @@ class Memory:
         All records are validated before anything is written, so a bad line loses nothing and
         writes nothing.
         """
+        from .write import validate_type
+
         items: list[NewEntry] = []
         for number, record in enumerate(records, start=1):
             if not isinstance(record, dict):

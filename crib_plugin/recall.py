@@ -59,14 +59,24 @@ def recall(
     retrieval.timings["prepare"] = time.perf_counter() - started
     if not query.text:
         return retrieval
-    for name in select_channels(memory, channels):
-        result = run_channel(memory, name, query, candidates)
+    names = select_channels(memory, channels)
+    results: dict[str, ChannelResult] = {}
+    for name in sorted(names, key=lambda n: _needs_embedding(memory, n)):
+        results[name] = run_channel(memory, name, query, candidates)
+    for name in names:  # reported (and fused) in the selected order, whatever order they ran in
+        result = results[name]
         retrieval.channels.append(result)
         retrieval.timings[name] = result.seconds
         for hit in result.hits:
             if not hit.passed_floor:
                 retrieval.dropped.append((hit.entry_id, f"{name} floor"))
     return assemble(memory, retrieval)
+
+
+def _needs_embedding(memory: "Memory", name: str) -> bool:
+    """Channels that wait for the query embedding run last: in a cold process it is still being
+    computed by the prefetch worker (:mod:`crib_plugin.prefetch`) while the others run."""
+    return bool(getattr(memory.registry.channels[name], "needs_embedding", False))
 
 
 def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:

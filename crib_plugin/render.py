@@ -67,6 +67,12 @@ def environment(user_dir: Path | None = None) -> Any:
     return _envs[key]
 
 
+def load_template(template: str = CLASSIC, user_dir: Path | None = None) -> Any:
+    """The compiled template (cached by Jinja). A cold process calls it early, while the
+    prefetch worker embeds the prompt, so importing Jinja and compiling overlap with that."""
+    return environment(user_dir).get_template(template)
+
+
 def _entry_view(entry: Entry) -> View:
     from .scrub import neutralise_tags
 
@@ -111,7 +117,7 @@ def render_block(
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
     from .scrub import neutralise_tags
 
-    text = environment(user_dir).get_template(template).render(
+    text = load_template(template, user_dir).render(
         context_time=context_time or now_iso(),
         entries=[_entry_view(e) for e in ordered],
         facts=[_fact_view(f) for f in facts],

@@ -36,8 +36,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
-
 from .fusion import fit_budget
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,25 +196,22 @@ def model_order(reranker: Any, query: str, hits: list["Hit"], report: RerankRepo
 # -- the offline path ------------------------------------------------------------------------------
 
 
-def _stored_vectors(memory: "Memory", ids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The stored, L2-normalised vectors of ``ids`` in the store's active space ({} when none)."""
+def _stored_similarities(memory: "Memory", ids: Sequence[int]) -> tuple[dict[int, int], list[list[float]]]:
+    """Cosine similarities of the stored vectors of ``ids`` in the store's active space.
+
+    Returns ``(position, sims)``: each id that has a vector maps to its row in ``sims``
+    (``({}, [])`` when none do). The arithmetic runs inside SQLite (sqlite-vec), so the
+    per-prompt process never imports numpy.
+    """
     try:
         space = memory.store.vector_space(memory.embedder_key())
         if space is None or not ids:
-            return {}
-        table, dim = space
-        memory.store.load_vec()
-        marks = ",".join("?" * len(ids))
-        rows = memory.store.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", list(ids))
+            return {}, []
+        table, _dim = space
+        have, sims = memory.store.vector_similarities(table, ids)
     except Exception:  # no embedder, no sqlite-vec: the word fallback still works
-        return {}
-    vectors: dict[int, np.ndarray] = {}
-    for rowid, blob in rows:
-        vector = np.frombuffer(blob, dtype="<f4")
-        if vector.shape == (dim,):
-            norm = float(np.linalg.norm(vector))
-            vectors[int(rowid)] = vector / norm if norm > 0 else vector
-    return vectors
+        return {}, []
+    return {entry_id: k for k, entry_id in enumerate(have)}, sims
 
 
 def _words(text: str) -> frozenset[str]:
@@ -231,32 +226,38 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[np.ndarray, str]:
-    """Pairwise similarity of ``hits``: vector cosine where both have stored vectors, else word Jaccard."""
+def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[list[list[float]], str]:
+    """Pairwise similarity of ``hits``: vector cosine where both have stored vectors, else word Jaccard.
+
+    A plain ``n × n`` list of lists (``sims[i][j]``; 1.0 on the diagonal) and its kind:
+    ``"cosine"``, ``"jaccard"`` or ``"cosine+jaccard"``. Pure Python: ``n`` is at most
+    :data:`MMR_DEPTH`, and the cosines come from SQLite.
+    """
     n = len(hits)
     ids = [h.entry.id for h in hits]
-    vectors = _stored_vectors(memory, ids) if memory is not None else {}
-    sims = np.zeros((n, n), dtype=np.float64)
-    have = [i for i, entry_id in enumerate(ids) if entry_id in vectors]
-    if have:
-        matrix = np.stack([vectors[ids[i]] for i in have]).astype(np.float64)
-        block = matrix @ matrix.T
-        sims[np.ix_(have, have)] = block
+    position, stored = _stored_similarities(memory, ids) if memory is not None else ({}, [])
+    sims = [[0.0] * n for _ in range(n)]
+    have = [i for i, entry_id in enumerate(ids) if entry_id in position]
+    for i in have:
+        row = stored[position[ids[i]]]
+        for j in have:
+            sims[i][j] = row[position[ids[j]]]
     missing = set(range(n)) - set(have)
     if missing:
         words = [_words(h.entry.content) for h in hits]
         for i in range(n):
             for j in range(i + 1, n):
                 if i in missing or j in missing:
-                    sims[i, j] = sims[j, i] = _jaccard(words[i], words[j])
-    np.fill_diagonal(sims, 1.0)
+                    sims[i][j] = sims[j][i] = _jaccard(words[i], words[j])
+    for i in range(n):
+        sims[i][i] = 1.0
     kind = "cosine" if len(have) == n else ("jaccard" if not have else "cosine+jaccard")
     return sims, kind
 
 
 def mmr_order(
     hits: list["Hit"],
-    sims: np.ndarray,
+    sims: Sequence[Sequence[float]],
     report: RerankReport,
     *,
     lam: float = MMR_LAMBDA,
@@ -265,45 +266,56 @@ def mmr_order(
 ) -> list["Hit"]:
     """Greedy MMR over ``hits`` (best fused first) with redundancy counted above ``threshold``.
 
-    Deterministic: equal objectives go to the better fused rank. A ``correction`` is never
-    redundant with anything (nor anything with it): it looks like the entry it corrects, and the
-    agent must see both.
+    ``sims`` is any square matrix indexable as ``sims[i][j]`` (a list of lists from
+    :func:`similarity_matrix`, or a 2-D numpy array). Deterministic: equal objectives go to the
+    better fused rank. A ``correction`` is never redundant with anything (nor anything with it):
+    it looks like the entry it corrects, and the agent must see both.
     """
     n = len(hits)
     if n < 2:
         return list(hits)
-    scores = np.array([max(0.0, h.score) for h in hits], dtype=np.float64)
-    top = float(scores.max()) or 1.0
-    relevance = scores / top
+    scores = [max(0.0, float(h.score)) for h in hits]
+    top = max(scores) or 1.0
+    relevance = [s / top for s in scores]
     if recency:
         times = sorted({h.entry.created_at for h in hits})
         if len(times) > 1:
             position = {t: i / (len(times) - 1) for i, t in enumerate(times)}
-            relevance = relevance + recency * np.array([position[h.entry.created_at] for h in hits])
+            relevance = [r + recency * position[h.entry.created_at] for r, h in zip(relevance, hits)]
     scale = max(1e-9, 1.0 - threshold)
-    penalty_of = np.clip((sims - threshold) / scale, 0.0, 1.0)
-    for i, hit in enumerate(hits):  # a correction and what it corrects look alike, yet both must show
-        if hit.entry.type == "correction":
-            penalty_of[i, :] = 0.0
-            penalty_of[:, i] = 0.0
+    # Only pairs above the threshold are penalised (clipped to 0..1), so keep just those: for each
+    # column ``j``, the rows ``i`` with their penalty. A correction and what it corrects look
+    # alike, yet both must show: no pair involving a correction is penalised.
+    correction = [h.entry.type == "correction" for h in hits]
+    penalties: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for i in range(n):
+        if correction[i]:
+            continue
+        row = sims[i]
+        for j in range(n):
+            similarity = float(row[j])
+            if similarity > threshold and not correction[j]:
+                penalties[j].append((i, min(1.0, (similarity - threshold) / scale)))
     chosen: list[int] = []
-    redundancy = np.zeros(n, dtype=np.float64)
-    nearest = np.full(n, -1, dtype=np.int64)
+    picked = [False] * n
+    redundancy = [0.0] * n
+    nearest = [-1] * n
     left = list(range(n))
     while left:
         objective = [lam * relevance[i] - (1.0 - lam) * redundancy[i] for i in left]
         best = max(range(len(left)), key=lambda k: (objective[k], -left[k]))
         pick = left.pop(best)
         if redundancy[pick] > 0 and nearest[pick] >= 0:
-            twin = hits[int(nearest[pick])]
+            twin = hits[nearest[pick]]
             report.notes.append((
                 hits[pick].entry.id,
-                f"near-duplicate of entry {twin.entry.id} (similarity {sims[pick, nearest[pick]]:.3f}): moved down",
+                f"near-duplicate of entry {twin.entry.id} (similarity {float(sims[pick][nearest[pick]]):.3f}): moved down",
             ))
         chosen.append(pick)
-        for i in left:
-            if penalty_of[i, pick] > redundancy[i]:
-                redundancy[i] = penalty_of[i, pick]
+        picked[pick] = True
+        for i, penalty in penalties[pick]:
+            if not picked[i] and penalty > redundancy[i]:
+                redundancy[i] = penalty
                 nearest[i] = pick
     return [hits[i] for i in chosen]
 

@@ -34,6 +34,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("CRIB_DB", str(db))
     monkeypatch.setenv("CRIB_EXTRACTOR", "rules")
     monkeypatch.setenv("CRIB_ERROR_LOG", str(tmp_path / "crib.log"))
+    monkeypatch.setenv("CRIB_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not the user's, not the cwd
     # A closed port: nothing answers, so "auto" choices and probes see no Ollama.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     from crib_plugin.models import ollama_probe

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
+import struct
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,12 +18,15 @@ from crib_plugin.records import Entry, Hit, Query, Retrieval
 from crib_plugin.rerank import (
     MODEL_DEPTH,
     RerankReport,
+    _jaccard,
+    _words,
     mmr_order,
     over_budget,
     rerank_candidates,
     reranker_choice,
     similarity_matrix,
 )
+from crib_plugin.store.sqlite import open_store
 
 DEPLOY = "The deploy script lives in scripts/deploy.sh and needs the AWS profile named prod."
 DEPLOY_TWIN = "The deploy script lives in scripts/deploy.sh and it needs the AWS profile named prod."
@@ -78,7 +86,7 @@ def test_offline_mmr_removes_near_duplicate_from_injected_top(memory: Memory, mo
 def test_mmr_word_overlap_fallback_without_vectors() -> None:
     hits = [_hit(1, 1.0, DEPLOY), _hit(2, 0.99, DEPLOY), _hit(3, 0.7, ROLLBACK)]
     sims, kind = similarity_matrix(None, hits)
-    assert kind == "jaccard" and sims[0, 1] == pytest.approx(1.0)
+    assert kind == "jaccard" and sims[0][1] == pytest.approx(1.0)
     report = RerankReport()
     assert [h.entry.id for h in mmr_order(hits, sims, report)] == [1, 3, 2]
 
@@ -105,6 +113,87 @@ def test_mmr_recency_prior_breaks_near_ties() -> None:
     assert [h.entry.id for h in mmr_order(hits, sims, RerankReport())] == [2, 1]
     hits[1].score = 0.9
     assert [h.entry.id for h in mmr_order(hits, sims, RerankReport())] == [1, 2]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
+
+
+def test_vector_similarities_are_cosines_computed_in_sqlite(db: Path) -> None:
+    vectors = {
+        1: [1.0, 2.0, 3.0, 4.0],
+        2: [4.0, 3.0, 2.0, 1.0],
+        3: [0.0, 0.0, 0.0, 0.0],  # no direction: similarity 0 with everything, no error
+        4: [-1.0, -2.0, -3.0, -4.0],
+        5: [1.0, 2.0, 3.0, 4.1],
+    }
+    with open_store(db) as store:
+        table = store.ensure_vector_space("toy:test:4", 4)
+        with store.transaction():
+            for entry_id, vector in vectors.items():
+                store.put_vector(table, entry_id, struct.pack("<4f", *vector))
+        have, sims = store.vector_similarities(table, [5, 2, 99, 3, 1, 2, 4])  # 99 has no vector; 2 twice
+        assert have == [5, 2, 3, 1, 4]
+        for i, a in enumerate(have):
+            assert sims[i][i] == 1.0
+            for j, b in enumerate(have):
+                if i != j:
+                    assert sims[i][j] == sims[j][i]
+                    assert sims[i][j] == pytest.approx(_cosine(vectors[a], vectors[b]), abs=1e-6)
+        assert sims[have.index(1)][have.index(4)] == pytest.approx(-1.0, abs=1e-6)
+        assert all(sims[have.index(3)][j] == 0.0 for j in range(len(have)) if have[j] != 3)
+        assert store.vector_similarities(table, []) == ([], [])
+        assert store.vector_similarities(table, [99]) == ([], [])
+        assert store.vector_similarities(table, [2]) == ([2], [[1.0]])
+
+
+def test_similarity_matrix_matches_numpy_cosine_and_mixes_in_jaccard(memory: Memory) -> None:
+    ids = _write_all(memory, [DEPLOY, DEPLOY_TWIN, NOTIFY, ROLLBACK])
+    entries = memory.store.get_entries(ids)
+    hits = [_hit(i, 1.0 - k / 10, entries[i].content) for k, i in enumerate(ids)]
+    table, dim = memory.store.vector_space(memory.embedder_key())
+    memory.store.load_vec()
+    blobs = dict(memory.store.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({','.join('?' * len(ids))})", ids))
+    matrix = np.stack([np.frombuffer(blobs[i], dtype="<f4") for i in ids]).astype(np.float64)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    expected = matrix @ matrix.T
+    np.fill_diagonal(expected, 1.0)
+    sims, kind = similarity_matrix(memory, hits)
+    assert kind == "cosine"
+    assert np.max(np.abs(np.array(sims) - expected)) < 1e-6
+    assert sims[0][1] > 0.95  # the twins
+
+    memory.store.execute(f"DELETE FROM {table} WHERE rowid = ?", (ids[3],))  # ROLLBACK loses its vector
+    sims, kind = similarity_matrix(memory, hits)
+    assert kind == "cosine+jaccard"
+    assert sims[0][1] == pytest.approx(expected[0][1], abs=1e-6)
+    assert sims[0][3] == sims[3][0] == pytest.approx(_jaccard(_words(DEPLOY), _words(ROLLBACK)))  # word overlap now
+    assert sims[2][3] == pytest.approx(_jaccard(_words(NOTIFY), _words(ROLLBACK))) and sims[3][3] == 1.0
+
+
+def test_mmr_order_same_for_lists_and_numpy_arrays() -> None:
+    hits = [_hit(1, 1.0, DEPLOY), _hit(2, 0.99, DEPLOY_TWIN), _hit(3, 0.8, NOTIFY), _hit(4, 0.7, ROLLBACK)]
+    sims = [
+        [1.0, 0.99, 0.6, 0.5],
+        [0.99, 1.0, 0.6, 0.5],
+        [0.6, 0.6, 1.0, 0.4],
+        [0.5, 0.5, 0.4, 1.0],
+    ]
+    as_lists, as_array = RerankReport(), RerankReport()
+    order = [h.entry.id for h in mmr_order(hits, sims, as_lists)]
+    assert order == [1, 3, 4, 2]
+    assert as_lists.notes == [(2, "near-duplicate of entry 1 (similarity 0.990): moved down")]
+    assert [h.entry.id for h in mmr_order(hits, np.array(sims), as_array)] == order
+    assert as_array.notes == as_lists.notes
+
+
+def test_rerank_does_not_import_numpy() -> None:
+    """The per-prompt process must not pay for numpy (≈120 ms) just to rerank."""
+    code = "import sys, crib_plugin.rerank; assert 'numpy' not in sys.modules, 'numpy imported'"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
 
 
 # -- the Ollama path -----------------------------------------------------------------------------

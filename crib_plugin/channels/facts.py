@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..facts import match_facts
 from ..hookspecs import hookimpl
-from ..query import terms
 from ..records import ChannelHit, ChannelResult, Query
 from .base import ranked
 
@@ -34,6 +32,9 @@ class FactsChannel:
     name = "facts"
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        from ..facts import match_facts  # here, not at import: registration must stay cheap
+        from ..query import terms
+
         keywords = list(query.keywords) or [t.text for t in terms(query.text)]
         if not keywords:
             return ChannelResult(channel=self.name, note="no content words in the prompt")

@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..hookspecs import hookimpl
-from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression
 from ..records import ChannelResult, Query
 from .base import ranked
 
@@ -77,6 +76,9 @@ class FullTextChannel:
     name = "fts"
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        # imported here: registering the channel (before the prefetch fork) must stay cheap
+        from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression
+
         store = memory.store
         found = terms(query.text)
         parts: list[Scored] = []

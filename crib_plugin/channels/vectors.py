@@ -8,9 +8,7 @@ embedder's shipped default applies.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CribError
 from ..hookspecs import hookimpl
@@ -20,8 +18,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
 
 
-def to_blob(vector: np.ndarray) -> bytes:
-    """float32 little-endian bytes, the format vec0 expects."""
+def to_blob(vector: Any) -> bytes:
+    """float32 little-endian bytes, the format vec0 expects.
+
+    Bytes pass through untouched: that is how a vector arrives from the prefetch worker
+    (:mod:`crib_plugin.prefetch`), and it keeps numpy out of a process that never embeds.
+    """
+    if isinstance(vector, (bytes, bytearray, memoryview)):
+        return bytes(vector)
+    import numpy as np
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
@@ -29,6 +35,7 @@ class VectorChannel:
     """k-NN over the store's active embedding space, floored by cosine similarity."""
 
     name = "vector"
+    needs_embedding = True  # run after the other channels, so a prefetch worker has time to answer
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
         result = ChannelResult(channel=self.name)

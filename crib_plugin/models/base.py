@@ -6,11 +6,12 @@ Plugins register implementations through the ``register_embedders`` / ``register
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from ..records import Triple
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the per-prompt parent never imports numpy
+    import numpy as np
 
 
 @runtime_checkable
@@ -64,6 +65,8 @@ class Reranker(Protocol):
 
 def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation that leaves all-zero rows at zero instead of dividing by 0."""
+    import numpy as np
+
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.ndim == 1:
         norm = float(np.linalg.norm(matrix))

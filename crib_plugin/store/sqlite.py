@@ -10,7 +10,6 @@ can share one file.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -42,6 +41,8 @@ ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
 
 def content_hash(content: str) -> str:
     """sha256 of the whitespace-normalised content; finds duplicates cheaply."""
+    import hashlib  # loads OpenSSL (~5-10 ms): only writes pay for it
+
     return hashlib.sha256(" ".join(content.split()).encode("utf-8")).hexdigest()
 
 
@@ -366,6 +367,53 @@ class SQLiteStore:
             (vector, int(k)),
         )
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def vector_similarities(self, table: str, ids: Sequence[int]) -> tuple[list[int], list[list[float]]]:
+        """Pairwise cosine similarity of the stored vectors of ``ids``, computed inside SQLite.
+
+        Returns ``(have, sims)``: ``have`` is the ids that have a vector in ``table`` (in the order
+        given, repeats dropped) and ``sims[i][j]`` the cosine similarity of ``have[i]`` and
+        ``have[j]`` (``1 − vec_distance_cosine``; 1.0 on the diagonal; 0.0 when either vector is
+        all zeros, which has no direction). The offline reranker calls this for at most 60 ids.
+
+        Why here and like this: the per-prompt process must not import numpy (≈120 ms), so the
+        arithmetic runs in sqlite-vec's C code. The vectors are fetched with one point lookup per
+        id (``WHERE rowid = ?``), in id order so neighbouring lookups share cached pages, because
+        vec0 answers ``rowid IN (...)`` with a scan of the whole table. The fetched blobs are bound
+        into one ``VALUES`` list and self-joined, so nothing is written, not even to the temp
+        schema. ``O(len(ids)²)`` distance calls: meant for small sets.
+        """
+        self.load_vec()
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+        blobs: dict[int, bytes] = {}
+        for entry_id in sorted(wanted):
+            rows = self.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (entry_id,))
+            if rows and rows[0][0] is not None:
+                blobs[entry_id] = rows[0][0]
+        have = [i for i in wanted if i in blobs]
+        position = {entry_id: k for k, entry_id in enumerate(have)}
+        sims = [[0.0] * len(have) for _ in have]
+        for k in range(len(have)):
+            sims[k][k] = 1.0
+        if len(have) < 2:
+            return have, sims
+        values = ",".join("(?, ?)" for _ in have)
+        bindings: list[Any] = []
+        for entry_id in have:
+            bindings += [entry_id, blobs[entry_id]]
+        rows = self.execute(
+            f"WITH v(id, e) AS (VALUES {values}) "
+            "SELECT a.id, b.id, vec_distance_cosine(a.e, b.e) FROM v AS a JOIN v AS b ON a.id < b.id",
+            bindings,
+        )
+        for a, b, distance in rows:
+            # A zero vector gives NULL (sqlite-vec's 0/0 is NaN, which SQLite returns as NULL): 0.0.
+            similarity = 1.0 - float(distance) if distance is not None else 0.0
+            if similarity != similarity:  # NaN, should a build return it as a float
+                similarity = 0.0
+            i, j = position[int(a)], position[int(b)]
+            sims[i][j] = sims[j][i] = similarity
+        return have, sims
 
     def vector_count(self, table: str) -> int:
         self.load_vec()

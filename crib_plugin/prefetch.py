@@ -1,0 +1,363 @@
+"""The prompt's embedding, computed in a forked worker while the rest of the read path runs.
+
+Why: every per-prompt ``crib retrieve`` (and the Claude Code prompt hook) is a fresh process.
+Its largest single piece of work is the query embedding — importing numpy (~100 ms here),
+mapping the model and running it (~40 ms) — and nothing else on the read path needs it before
+the vector channel asks: the query parser, the full-text and fact channels and the template
+engine are all independent of it. On a machine with two or more cores, :func:`start` forks right
+after the store is opened. The child creates the store's embedder, embeds the prompt, writes the
+vector to a pipe and exits; the parent goes on with everything else and never imports numpy.
+
+The parent sees the child through :class:`PrefetchedEmbedder`, which stands in for the embedder
+(``Memory.embedder()``): it has the embedder's identity (name, model, dimension) and returns the
+prefetched vector — as little-endian float32 bytes, which is what sqlite-vec reads — for the
+prompt it was started with. Any other text, or a child that died or failed in an unexpected way,
+falls back to the real embedder in this process: slower, never different. An embedder error the
+child reports (weights cannot be fetched, Ollama down, unknown model) is raised in the parent as
+the same :mod:`~crib_plugin.errors` class with the same message, so the vector channel reports it
+exactly as it would have without the worker.
+
+``CRIB_PARALLEL`` (read by :mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork``
+exists and two or more CPUs are available to this process), ``1`` (fork whenever ``os.fork``
+exists) or ``0`` (never). Only the
+cold per-prompt commands use it; a long-lived agent loop keeps its model loaded and gains nothing.
+
+Fork safety: the fork happens before the parent runs any query and the child never touches the
+parent's SQLite connection, stdin or stdout; it leaves through ``os._exit`` so no buffer is
+flushed twice and no ``atexit`` handler runs in it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from . import errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import Settings
+    from .memory import Memory
+
+__all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "start", "DEADLINE"]
+
+DEADLINE = 60.0
+"""Seconds the parent waits for the child's answer before embedding in-process instead."""
+
+def enabled(mode: str) -> bool:
+    """Whether this process may fork a prefetch worker: ``Settings.parallel`` and the machine."""
+    if mode == "off" or not hasattr(os, "fork"):
+        return False
+    return mode == "on" or _cpus() >= 2
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use, not what the box has
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def fork_for(settings: "Settings", text: str) -> "Worker | None":
+    """Fork the worker for ``text`` as early as possible — before crib's own modules, the plugin
+    manager or the store are loaded — so its numpy import overlaps all of that. None when
+    parallelism is off, there is no prompt, or the vector channel is not selected."""
+    text = text.strip()  # what the query parser keeps, hence what the vector channel embeds
+    if not text or not enabled(settings.parallel):
+        return None
+    if settings.channels is not None and "vector" not in settings.channels:
+        return None
+    return Worker.fork(text)
+
+
+def attach(worker: "Worker", memory: "Memory") -> "PrefetchedEmbedder | None":
+    """Tell ``worker`` which embedder to run (``memory``'s) and return its stand-in.
+
+    The factory travels by pickle, that is by reference to its module and name; a factory that
+    cannot (a lambda, a closure) cancels the worker, and the embedder runs in-process as usual.
+    """
+    name = memory.embedder_name()
+    factory = memory.registry.embedders.get(name.lower())
+    if factory is None:  # unknown embedder: the in-process path reports it
+        worker.cancel()
+        return None
+    return worker.request(factory, lambda: memory.registry.make("embedders", name))
+
+
+def start(memory: "Memory", text: str) -> "PrefetchedEmbedder | None":
+    """:func:`fork_for` and :func:`attach` in one step, for callers that already hold a Memory."""
+    worker = fork_for(memory.settings, text)
+    return attach(worker, memory) if worker is not None else None
+
+
+class Worker:
+    """A forked child that starts importing numpy at once, then embeds its prompt on request.
+
+    Two pipes: the request (parent → child: the pickled embedder factory, then EOF; EOF alone
+    means "not needed") and the answer (child → parent: one pickled dict, then EOF).
+    """
+
+    def __init__(self, pid: int, request_fd: int, answer_fd: int, text: str) -> None:
+        self.pid = pid
+        self.text = text
+        self._request_fd: int | None = request_fd
+        self._answer_fd: int | None = answer_fd
+
+    @classmethod
+    def fork(cls, text: str) -> "Worker":
+        request_r, request_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        pid = _fork()
+        if pid == 0:  # the child: never returns, never runs any of the parent's cleanup
+            try:
+                os.close(request_w)
+                os.close(answer_r)
+                _detach()
+                _child(request_r, answer_w, text)
+            finally:
+                os._exit(0)
+        os.close(request_r)
+        os.close(answer_w)
+        return cls(pid, request_w, answer_r, text)
+
+    def request(self, factory: Callable[[], Any], make_real: Callable[[], Any]) -> "PrefetchedEmbedder | None":
+        """Send the factory; the returned stand-in answers from the child. None if it cannot go."""
+        fd, self._request_fd = self._request_fd, None
+        if fd is None:
+            return None
+        try:
+            data = pickle.dumps(factory, protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(fd, data)  # a reference to a function: far below the pipe's buffer
+        except Exception:
+            os.close(fd)
+            self.cancel()
+            return None
+        os.close(fd)
+        return PrefetchedEmbedder(self, make_real)
+
+    def read_answer(self, deadline: float) -> bytes:
+        """Everything the child wrote, once it closed the pipe; b"" when it died or missed ``deadline``."""
+        fd = self._answer_fd
+        if fd is None:
+            return b""
+        chunks: list[bytes] = []
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return b""  # too slow: the parent embeds itself
+            try:
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return b""
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+    def cancel(self) -> None:
+        """Close both pipes and reap the child, killing it if it is still running."""
+        for name in ("_request_fd", "_answer_fd"):
+            fd = getattr(self, name)
+            setattr(self, name, None)
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if self.pid <= 0:
+            return
+        pid, self.pid = self.pid, 0
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == 0:  # still running: not needed, or too slow; it has nothing left to do
+                import signal
+
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        except (ChildProcessError, ProcessLookupError, OSError):
+            pass
+
+
+def _fork() -> int:
+    """``os.fork()``, without Python 3.12's warning about forking a threaded process (the hook
+    runs its work in a thread; the child only embeds and exits, taking no lock another thread
+    could hold)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
+def _detach() -> None:
+    """Cut the child loose from the parent's standard streams and bound its life.
+
+    A host reading the parent's stdout (Claude Code, ``subprocess.run``) waits for every holder
+    of that pipe to close it: a worker stuck on a hanging Ollama must not keep the prompt waiting
+    after the parent has given up and exited. ``alarm`` ends the child even then.
+    """
+    import signal
+
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    signal.alarm(int(DEADLINE) + 1)
+
+
+def _child(request_fd: int, answer_fd: int, text: str) -> None:
+    """The child's life: import numpy while the parent loads the rest, then embed on request."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one short query: a BLAS pool only costs
+    try:
+        import numpy  # noqa: F401 - speculative: every built-in embedder needs it
+    except Exception:
+        pass
+    chunks: list[bytes] = []
+    while chunk := os.read(request_fd, 1 << 16):
+        chunks.append(chunk)
+    if not chunks:
+        return  # cancelled: the parent does not need a vector
+    try:
+        factory = pickle.loads(b"".join(chunks))
+    except Exception:  # the factory's module does not import here: the parent embeds itself
+        answer: dict[str, Any] = {"fallback": True}
+    else:
+        answer = _embed_in_child(factory, text)
+    _write_all(answer_fd, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _embed_in_child(factory: Callable[[], Any], text: str) -> dict[str, Any]:
+    """The child's whole job; returns the message for the parent (never raises).
+
+    Errors are kept with the step that raised them (``make`` or ``embed``), so the parent raises
+    each where the in-process embedder would have: an embedder that cannot embed still has an
+    identity.
+    """
+    answer: dict[str, Any] = {}
+    step = "make"
+    try:
+        embedder = factory()
+        answer.update(
+            name=str(embedder.name),
+            model=str(embedder.model),
+            dim=int(embedder.dim),
+            multilingual=bool(getattr(embedder, "multilingual", True)),
+        )
+        step = "embed"
+        from .channels.vectors import to_blob
+
+        answer["blob"] = to_blob(embedder.embed_query(text))
+    except errors.CribError as exc:
+        answer[f"{step}_error"] = (type(exc).__name__, str(exc))
+    except BaseException:  # a bug: let the parent run the real embedder and meet it there
+        answer["fallback"] = True
+    return answer
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class PrefetchedEmbedder:
+    """Stands in for the store's embedder in the parent, answering from the worker's result."""
+
+    def __init__(self, worker: Worker, make_real: Callable[[], Any]) -> None:
+        self.worker = worker
+        self.text = worker.text
+        self._make_real = make_real
+        self._real: Any = None
+        self._answer: dict[str, Any] | None = None
+        self.waited = 0.0  # seconds the parent spent blocked on the worker
+        self.worker_pid = worker.pid  # kept after the worker is reaped (its own pid is cleared)
+
+    # -- the worker's answer ---------------------------------------------------------------
+
+    def answer(self) -> dict[str, Any]:
+        """The worker's message, read once (blocks until it arrives, at most :data:`DEADLINE`)."""
+        if self._answer is None:
+            started = time.perf_counter()
+            data = self.worker.read_answer(started + DEADLINE)
+            self.waited = time.perf_counter() - started
+            try:
+                answer = pickle.loads(data) if data else None
+            except Exception:
+                answer = None
+            self._answer = answer if isinstance(answer, dict) else {"fallback": True}
+            self.close()
+        return self._answer
+
+    def close(self) -> None:
+        """Stop waiting: close the pipes and reap the worker."""
+        self.worker.cancel()
+
+    def _value(self, field: str) -> Any:
+        answer = self.answer()
+        _raise(answer.get("make_error"))
+        if "fallback" in answer or field not in answer:
+            return getattr(self.real(), field)
+        return answer[field]
+
+    def real(self) -> Any:
+        """The embedder itself, created in this process (only when the worker cannot answer)."""
+        if self._real is None:
+            self._real = self._make_real()
+        return self._real
+
+    @property
+    def prefetched(self) -> bool:
+        """Whether the vector came from the worker (False once the real embedder had to run)."""
+        return self._answer is not None and "blob" in self._answer and self._real is None
+
+    # -- the Embedder protocol -------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._value("name")
+
+    @property
+    def model(self) -> str:
+        return self._value("model")
+
+    @property
+    def dim(self) -> int:
+        return self._value("dim")
+
+    @property
+    def multilingual(self) -> bool:
+        return self._value("multilingual")
+
+    def embed_query(self, text: str) -> Any:
+        """The prefetched vector (float32 bytes) for the prompt; any other text embeds in-process."""
+        if text == self.text:
+            answer = self.answer()
+            _raise(answer.get("make_error"))
+            _raise(answer.get("embed_error"))
+            if "fallback" not in answer and isinstance(answer.get("blob"), bytes):
+                return answer["blob"]
+        return self.real().embed_query(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        return self.real().embed_documents(texts)
+
+
+def _raise(error: tuple[str, str] | None) -> None:
+    """Re-raise an error the worker reported, as the same crib exception class."""
+    if error is None:
+        return
+    kind, message = error
+    cls = getattr(errors, kind, None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.CribError)):
+        cls = errors.ModelError
+    raise cls(message)
