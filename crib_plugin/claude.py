@@ -375,9 +375,9 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     with _open_memory(db) as memory:
         budget = memory.settings.budget
         if memory.prefetch(hook.prompt, worker=worker):  # meanwhile, load the template
-            from .render import CONTEXT, load_template
+            from .render import CONTEXT, warm_template
 
-            load_template(CONTEXT, memory.settings.templates)
+            warm_template(CONTEXT, memory.settings.templates)
         retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
         retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
         block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)

@@ -199,10 +199,15 @@ def reindex(embedder: str | None) -> None:
 @cli.command()
 @click.option("--no-model", is_flag=True, help="Do not fetch the offline model weights.")
 def init(no_model: bool) -> None:
-    """Create the database (and fetch the offline model's weights) now rather than on first use."""
+    """Create the database, fetch the offline model's weights and compile crib's bytecode now,
+    rather than on the first prompt."""
     from .config import load_settings
 
+    from .bytecode import compile_package
+
     settings = load_settings()
+    if not compile_package():  # the per-prompt commands start cold: no compiling on every prompt
+        click.echo("crib: warning: could not write crib's bytecode; each prompt will compile it", err=True)
     with open_memory() as memory:
         version = memory.store.schema_version()
         name = memory.embedder_name()

@@ -86,5 +86,8 @@ def run_doctor() -> dict[str, Any]:
         "required": embedder_name == "ollama",
         "ok": True,
     }
+    from .bytecode import status as bytecode_status
+
+    report["bytecode"] = bytecode_status()
     report["ok"] = all(section.get("ok", True) for section in report.values() if isinstance(section, dict))
     return report

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
-from .errors import ConfigError, InputError, ModelError
+from .errors import ConfigError, CribError, InputError, ModelError
 from .fusion import fit_budget
 from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
@@ -134,6 +134,26 @@ class Memory:
         else:
             self._embedder = prefetch.attach(worker, self)
         return self._embedder is not None
+
+    def while_embedding(self, entry_ids: Sequence[int]) -> None:
+        """Use the time a prefetch worker is still embedding the prompt: read ahead the stored
+        vectors of the hits found so far, which the reranker compares after fusion.
+
+        Does nothing in a warm process (no worker) or once the worker has answered. The table is
+        the store's only vector space for this embedder; with several (or none) there is nothing
+        safe to read ahead, and the reranker reads what it needs itself.
+        """
+        from .prefetch import PrefetchedEmbedder
+
+        if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending) or not entry_ids:
+            return
+        try:
+            prefix = f"{self.embedder_name()}:"
+            tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
+            if len(tables) == 1:
+                self.store.prefetch_vectors(tables[0], entry_ids)
+        except CribError:  # reading ahead is an optimisation: the reranker will say what failed
+            pass
 
     def embedder(self) -> Any:
         """The embedder instance (created once). Raises ConfigError / ModelError."""

@@ -316,6 +316,11 @@ class PrefetchedEmbedder:
         return self._real
 
     @property
+    def pending(self) -> bool:
+        """True while the worker's answer has not been read (the parent has time on its hands)."""
+        return self._answer is None
+
+    @property
     def prefetched(self) -> bool:
         """Whether the vector came from the worker (False once the real embedder had to run)."""
         return self._answer is not None and "blob" in self._answer and self._real is None

@@ -8,7 +8,7 @@ ranking, what each floor dropped and per-stage timings, so ``--explain`` can sho
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import ConfigError, CribError
 from .fusion import fuse
@@ -61,7 +61,13 @@ def recall(
         return retrieval
     names = select_channels(memory, channels)
     results: dict[str, ChannelResult] = {}
+    read_ahead = False
     for name in sorted(names, key=lambda n: _needs_embedding(memory, n)):
+        if not read_ahead and _needs_embedding(memory, name):
+            # the first channel that needs the embedding may wait for the prefetch worker:
+            # meanwhile, read ahead what the reranker will need for the hits found so far
+            read_ahead = True
+            memory.while_embedding(_rerank_pool(results.values()))
         results[name] = run_channel(memory, name, query, candidates)
     for name in names:  # reported (and fused) in the selected order, whatever order they ran in
         result = results[name]
@@ -71,6 +77,18 @@ def recall(
             if not hit.passed_floor:
                 retrieval.dropped.append((hit.entry_id, f"{name} floor"))
     return assemble(memory, retrieval)
+
+
+def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
+    """The entries the offline reranker is likely to compare: each channel's best hits."""
+    from .rerank import MMR_DEPTH
+
+    pool: dict[int, None] = {}
+    for result in results:
+        for hit in result.hits[:MMR_DEPTH]:
+            if hit.passed_floor:
+                pool.setdefault(hit.entry_id, None)
+    return list(pool)
 
 
 def _needs_embedding(memory: "Memory", name: str) -> bool:

@@ -68,9 +68,20 @@ def environment(user_dir: Path | None = None) -> Any:
 
 
 def load_template(template: str = CLASSIC, user_dir: Path | None = None) -> Any:
-    """The compiled template (cached by Jinja). A cold process calls it early, while the
-    prefetch worker embeds the prompt, so importing Jinja and compiling overlap with that."""
+    """The compiled template (cached by Jinja)."""
     return environment(user_dir).get_template(template)
+
+
+def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None:
+    """Import Jinja, compile ``template`` and everything it includes, and render it once.
+
+    A cold process calls this while its prefetch worker embeds the prompt, so that work overlaps
+    the embedding instead of following it: a template's ``{% include %}`` is compiled only when
+    first rendered, hence the throwaway render of a sample entry and fact.
+    """
+    sample_entry = Entry(id=0, type="note", content="sample", created_at=now_iso(), metadata={})
+    sample_fact = Fact(id=0, subject="a", predicate="b", object="c", valid_from=sample_entry.created_at)
+    render_block([sample_entry], [sample_fact], template=template, user_dir=user_dir)
 
 
 def _entry_view(entry: Entry) -> View:

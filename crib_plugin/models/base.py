@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
-from ..records import Triple
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the prefetch worker embeds without
+    import numpy as np  # crib's records, and the per-prompt parent never imports numpy
 
-if TYPE_CHECKING:  # pragma: no cover - annotations only: the per-prompt parent never imports numpy
-    import numpy as np
+    from ..records import Triple
 
 
 @runtime_checkable

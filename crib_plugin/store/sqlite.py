@@ -96,6 +96,7 @@ class SQLiteStore:
         self.conn = conn
         self._vec_loaded = False
         self._vocab_ready = False
+        self._vectors_ahead: tuple[str, dict[int, bytes]] = ("", {})  # see prefetch_vectors
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -259,6 +260,7 @@ class SQLiteStore:
         """Delete an entry and its vectors and queue rows. Call inside a transaction."""
         if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
             return False
+        self._vectors_ahead = ("", {})
         for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
             self.load_vec()
             self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
@@ -356,6 +358,7 @@ class SQLiteStore:
     def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
         """Store one float32 vector for an entry (replacing any). Call inside a transaction."""
         self.load_vec()
+        self._vectors_ahead = ("", {})  # never serve a blob read before this write
         self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
         self.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (entry_id, vector))
 
@@ -383,13 +386,8 @@ class SQLiteStore:
         into one ``VALUES`` list and self-joined, so nothing is written, not even to the temp
         schema. ``O(len(ids)²)`` distance calls: meant for small sets.
         """
-        self.load_vec()
         wanted = list(dict.fromkeys(int(i) for i in ids))
-        blobs: dict[int, bytes] = {}
-        for entry_id in sorted(wanted):
-            rows = self.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (entry_id,))
-            if rows and rows[0][0] is not None:
-                blobs[entry_id] = rows[0][0]
+        blobs = self.stored_vectors(table, wanted)
         have = [i for i in wanted if i in blobs]
         position = {entry_id: k for k, entry_id in enumerate(have)}
         sims = [[0.0] * len(have) for _ in have]
@@ -414,6 +412,35 @@ class SQLiteStore:
             i, j = position[int(a)], position[int(b)]
             sims[i][j] = sims[j][i] = similarity
         return have, sims
+
+    def stored_vectors(self, table: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The stored float32 blobs of ``ids`` in ``table`` (ids without a vector are absent).
+
+        One point lookup per id (``WHERE rowid = ?``), in id order so neighbouring lookups share
+        cached pages: vec0 answers ``rowid IN (...)`` with a scan of the whole table. Blobs read
+        ahead by :meth:`prefetch_vectors` are used once, then forgotten.
+        """
+        self.load_vec()
+        ahead_table, ahead = self._vectors_ahead
+        self._vectors_ahead = ("", {})
+        blobs: dict[int, bytes] = {}
+        for entry_id in sorted(set(int(i) for i in ids)):
+            if ahead_table == table and entry_id in ahead:
+                blobs[entry_id] = ahead[entry_id]
+                continue
+            rows = self.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (entry_id,))
+            if rows and rows[0][0] is not None:
+                blobs[entry_id] = rows[0][0]
+        return blobs
+
+    def prefetch_vectors(self, table: str, ids: Sequence[int]) -> None:
+        """Read the vectors of ``ids`` now, for the next :meth:`stored_vectors` call only.
+
+        A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
+        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare.
+        """
+        blobs = self.stored_vectors(table, ids)
+        self._vectors_ahead = (table, blobs)
 
     def vector_count(self, table: str) -> int:
         self.load_vec()
