@@ -9,6 +9,8 @@ Environment variables (all optional):
 ``CRIB_BUDGET``           characters the injected block may use (default 8000)
 ``CRIB_TEMPLATES``        a directory whose templates override the packaged ones by file name
 ``CRIB_LOG``              path of an opt-in JSONL retrieval log
+``CRIB_CACHE_DIR``        small derived files (plugin entry points, compiled templates); default
+                          ``$XDG_CACHE_HOME/crib`` or ``~/.cache/crib``
 ``CRIB_PARALLEL``         ``auto`` (default), ``1`` or ``0``: embed the prompt in a forked worker
                           while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
 """
@@ -55,6 +57,19 @@ def db_path(environ: dict[str, str] | None = None) -> Path:
     """The database file: ``CRIB_DB`` or ``.state/crib/crib.db`` under the current directory."""
     value = _env("CRIB_DB", environ)
     return Path(value).expanduser() if value else DEFAULT_DB
+
+
+def user_cache_root() -> Path:
+    """``$XDG_CACHE_HOME/crib``, else ``~/.cache/crib``: where crib keeps what it can rebuild."""
+    xdg = _env("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "crib"
+
+
+def cache_dir() -> Path:
+    """Small derived files — the plugin entry-point list, compiled templates: ``$CRIB_CACHE_DIR``,
+    else :func:`user_cache_root`. (The model weights have their own ``$CRIB_MODEL_DIR``.)"""
+    value = _env("CRIB_CACHE_DIR")
+    return Path(value).expanduser() if value else user_cache_root()
 
 
 def parse_channels(value: str | None) -> list[str] | None:

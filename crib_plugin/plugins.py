@@ -115,17 +115,10 @@ def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
 
 
 def plugin_cache_dir() -> str:
-    """crib's cache root: ``$CRIB_CACHE_DIR``, else ``$XDG_CACHE_HOME/crib``, else ``~/.cache/crib``.
+    """Where the entry-point cache lives: :func:`crib_plugin.config.cache_dir`."""
+    from .config import cache_dir
 
-    (``models.weights.default_cache_dir`` is the models folder, ``$CRIB_MODEL_DIR`` first, so it
-    cannot serve here; plain ``os.path`` keeps this module free of a pathlib import.)
-    """
-    env = os.environ.get("CRIB_CACHE_DIR")
-    if env:
-        return os.path.expanduser(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = os.path.expanduser(xdg) if xdg else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "crib")
+    return str(cache_dir())
 
 
 def _cache_enabled() -> bool:

@@ -97,7 +97,8 @@ class Worker:
     """A forked child that starts importing numpy at once, then embeds its prompt on request.
 
     Two pipes: the request (parent → child: the pickled embedder factory, then EOF; EOF alone
-    means "not needed") and the answer (child → parent: one pickled dict, then EOF).
+    means "not needed") and the answer (child → parent: length-prefixed pickled messages, the
+    embedder's identity first, then the vector).
     """
 
     def __init__(self, pid: int, request_fd: int, answer_fd: int, text: str) -> None:
@@ -105,6 +106,7 @@ class Worker:
         self.text = text
         self._request_fd: int | None = request_fd
         self._answer_fd: int | None = answer_fd
+        self._buffer = b""
 
     @classmethod
     def fork(cls, text: str) -> "Worker":
@@ -143,26 +145,36 @@ class Worker:
         os.close(fd)
         return PrefetchedEmbedder(self, make_real)
 
-    def read_answer(self, deadline: float) -> bytes:
-        """Everything the child wrote, once it closed the pipe; b"" when it died or missed ``deadline``."""
-        fd = self._answer_fd
-        if fd is None:
-            return b""
-        chunks: list[bytes] = []
-        while True:
+    def read_message(self, deadline: float) -> dict[str, Any] | None:
+        """The child's next message; None when it died, closed the pipe or missed ``deadline``."""
+        header = self._read_exactly(4, deadline)
+        if header is None:
+            return None
+        body = self._read_exactly(int.from_bytes(header, "little"), deadline)
+        try:
+            message = pickle.loads(body) if body is not None else None
+        except Exception:
+            return None
+        return message if isinstance(message, dict) else None
+
+    def _read_exactly(self, size: int, deadline: float) -> bytes | None:
+        while len(self._buffer) < size:
+            fd = self._answer_fd
             left = deadline - time.perf_counter()
-            if left <= 0:
-                return b""  # too slow: the parent embeds itself
+            if fd is None or left <= 0:
+                return None  # gone, or too slow: the parent embeds itself
             try:
                 ready, _, _ = select.select([fd], [], [], left)
                 if not ready:
                     continue
                 chunk = os.read(fd, 1 << 16)
             except OSError:
-                return b""
+                return None
             if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+                return None
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
 
     def cancel(self) -> None:
         """Close both pipes and reap the child, killing it if it is still running."""
@@ -230,38 +242,47 @@ def _child(request_fd: int, answer_fd: int, text: str) -> None:
     try:
         factory = pickle.loads(b"".join(chunks))
     except Exception:  # the factory's module does not import here: the parent embeds itself
-        answer: dict[str, Any] = {"fallback": True}
-    else:
-        answer = _embed_in_child(factory, text)
-    _write_all(answer_fd, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        _send(answer_fd, {"fallback": True})
+        return
+    _embed_in_child(factory, text, lambda message: _send(answer_fd, message))
 
 
-def _embed_in_child(factory: Callable[[], Any], text: str) -> dict[str, Any]:
-    """The child's whole job; returns the message for the parent (never raises).
+def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[str, Any]], None]) -> None:
+    """The child's whole job, as two messages: the embedder's identity, then the vector.
 
-    Errors are kept with the step that raised them (``make`` or ``embed``), so the parent raises
-    each where the in-process embedder would have: an embedder that cannot embed still has an
-    identity.
+    The identity goes first because the parent may need only that (the vector channel skips a
+    CJK prompt for an English-only model without waiting for its embedding). Errors are sent
+    with the step that raised them (``make`` or ``embed``), so the parent raises each where the
+    in-process embedder would have: an embedder that cannot embed still has an identity.
     """
-    answer: dict[str, Any] = {}
-    step = "make"
     try:
         embedder = factory()
-        answer.update(
-            name=str(embedder.name),
-            model=str(embedder.model),
-            dim=int(embedder.dim),
-            multilingual=bool(getattr(embedder, "multilingual", True)),
-        )
-        step = "embed"
+        send({
+            "name": str(embedder.name),
+            "model": str(embedder.model),
+            "dim": int(embedder.dim),
+            "multilingual": bool(getattr(embedder, "multilingual", True)),
+        })
+    except errors.CribError as exc:
+        send({"make_error": (type(exc).__name__, str(exc))})
+        return
+    except BaseException:  # a bug: let the parent run the real embedder and meet it there
+        send({"fallback": True})
+        return
+    try:
         from .channels.vectors import to_blob
 
-        answer["blob"] = to_blob(embedder.embed_query(text))
+        send({"blob": to_blob(embedder.embed_query(text))})
     except errors.CribError as exc:
-        answer[f"{step}_error"] = (type(exc).__name__, str(exc))
-    except BaseException:  # a bug: let the parent run the real embedder and meet it there
-        answer["fallback"] = True
-    return answer
+        send({"embed_error": (type(exc).__name__, str(exc))})
+    except BaseException:
+        send({"fallback": True})
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    """One message: 4-byte little-endian length, then the pickle."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, len(data).to_bytes(4, "little") + data)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -278,24 +299,28 @@ class PrefetchedEmbedder:
         self.text = worker.text
         self._make_real = make_real
         self._real: Any = None
-        self._answer: dict[str, Any] | None = None
+        self._answer: dict[str, Any] = {}  # the worker's messages, merged as they arrive
+        self._messages = 0
         self.waited = 0.0  # seconds the parent spent blocked on the worker
         self.worker_pid = worker.pid  # kept after the worker is reaped (its own pid is cleared)
 
     # -- the worker's answer ---------------------------------------------------------------
 
-    def answer(self) -> dict[str, Any]:
-        """The worker's message, read once (blocks until it arrives, at most :data:`DEADLINE`)."""
-        if self._answer is None:
-            started = time.perf_counter()
-            data = self.worker.read_answer(started + DEADLINE)
-            self.waited = time.perf_counter() - started
-            try:
-                answer = pickle.loads(data) if data else None
-            except Exception:
-                answer = None
-            self._answer = answer if isinstance(answer, dict) else {"fallback": True}
-            self.close()
+    def answer(self, *, vector: bool = True) -> dict[str, Any]:
+        """What the worker said: its identity, and (``vector=True``) the vector too.
+
+        Blocks until those messages arrive, at most :data:`DEADLINE` in all; a worker that
+        dies or misses it reads as ``fallback`` (the real embedder runs here).
+        """
+        wanted = 2 if vector else 1
+        started = time.perf_counter()
+        while self._messages < wanted and "fallback" not in self._answer and "make_error" not in self._answer:
+            message = self.worker.read_message(started + DEADLINE)
+            self._messages += 1
+            self._answer.update(message if message is not None else {"fallback": True})
+        self.waited += time.perf_counter() - started
+        if self._messages >= 2 or "fallback" in self._answer or "make_error" in self._answer:
+            self.close()  # nothing more will come
         return self._answer
 
     def close(self) -> None:
@@ -303,7 +328,7 @@ class PrefetchedEmbedder:
         self.worker.cancel()
 
     def _value(self, field: str) -> Any:
-        answer = self.answer()
+        answer = self.answer(vector=False)
         _raise(answer.get("make_error"))
         if "fallback" in answer or field not in answer:
             return getattr(self.real(), field)
@@ -317,13 +342,18 @@ class PrefetchedEmbedder:
 
     @property
     def pending(self) -> bool:
-        """True while the worker's answer has not been read (the parent has time on its hands)."""
-        return self._answer is None
+        """True while the vector has not been read (the parent has time on its hands)."""
+        return self._messages < 2 and not ({"fallback", "make_error"} & self._answer.keys())
+
+    @property
+    def fell_back(self) -> bool:
+        """Whether the real embedder had to be created in this process after all."""
+        return self._real is not None
 
     @property
     def prefetched(self) -> bool:
         """Whether the vector came from the worker (False once the real embedder had to run)."""
-        return self._answer is not None and "blob" in self._answer and self._real is None
+        return "blob" in self._answer and self._real is None
 
     # -- the Embedder protocol -------------------------------------------------------------
 

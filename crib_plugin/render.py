@@ -10,6 +10,7 @@ here, before any template sees it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,6 +57,7 @@ def environment(user_dir: Path | None = None) -> Any:
 
         env = jinja2.Environment(
             loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in dirs]),
+            bytecode_cache=_bytecode_cache(),
             autoescape=False,
             keep_trailing_newline=False,
             trim_blocks=True,
@@ -65,6 +67,32 @@ def environment(user_dir: Path | None = None) -> Any:
         env.filters["day"] = day
         _envs[key] = env
     return _envs[key]
+
+
+def _bytecode_cache() -> Any:
+    """Jinja's compiled templates, kept in ``<cache_dir>/templates`` so a cold process loads them
+    instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
+    the template's source, so an edited template is recompiled. A cache that cannot be read or
+    written is skipped silently: rendering never depends on it."""
+    import jinja2
+
+    from .config import cache_dir
+
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except Exception:
+                pass
+
+    return QuietCache(str(cache_dir() / "templates"))
 
 
 def load_template(template: str = CLASSIC, user_dir: Path | None = None) -> Any:

@@ -76,7 +76,10 @@ def test_parallel_recall_equals_in_process(store: Path, prompt: str, monkeypatch
     try:
         assert not started_serial and started_parallel
         assert _summary(parallel) == _summary(serial)
-        assert m2.embedder().prefetched  # the vector came from the worker, not a fallback
+        worker = m2.embedder()
+        assert not worker.fell_back  # everything came from the worker
+        # a CJK prompt needs only the identity (the English-only model does not run on it)
+        assert worker.prefetched == (not parallel.query.cjk)
     finally:
         m1.close()
         m2.close()
@@ -174,7 +177,7 @@ def test_a_worker_that_dies_falls_back_to_the_real_embedder(store: Path, monkeyp
     with m1, m2:
         assert started
         assert _summary(parallel) == _summary(serial)
-        assert not m2.embedder().prefetched  # it had to embed in-process
+        assert m2.embedder().fell_back and not m2.embedder().prefetched  # it had to embed in-process
 
 
 @pytest.mark.parametrize("factory", [FailsToMake(), FailsToEmbed()], ids=["make", "embed"])
@@ -281,3 +284,29 @@ def test_vector_channel_runs_last_but_reports_in_order(store: Path, monkeypatch:
         retrieval = memory.recall("what database did we choose?")
     assert ran[-1] == "vector"
     assert [c.channel for c in retrieval.channels] == list(memory.registry.channels)
+
+
+class SlowToEmbed:
+    """An English-only embedder whose identity is instant and whose embedding never comes."""
+
+    name, model, dim, multilingual = "minilm", "all-MiniLM-L6-v2", 384, False
+
+    def __call__(self) -> Any:
+        return self
+
+    def embed_query(self, text: str) -> Any:
+        time.sleep(30)
+        raise ModelError("too late")
+
+
+def test_a_cjk_prompt_does_not_wait_for_an_english_only_embedding(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker sends the embedder's identity before the vector: for a CJK prompt and an
+    English-only model, the vector channel stops at the identity."""
+    _swap_factory(monkeypatch, SlowToEmbed())
+    started_at = time.monotonic()
+    retrieval, started, memory = _retrieve("数据库备份多久一次？", "1", monkeypatch)
+    with memory:
+        assert started and time.monotonic() - started_at < 10
+        vector = {c.channel: c for c in retrieval.channels}["vector"]
+        assert not vector.ran and "English-only" in vector.note
+        assert [h.entry.content for h in retrieval.hits] == ["数据库每天凌晨两点备份一次。"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+
+import pytest
 from pathlib import Path
 
 from crib_plugin.render import CONTEXT, render_block
@@ -94,3 +96,43 @@ def test_templates_are_shipped_in_the_wheel(tmp_path: Path) -> None:
     for name in ("memory.md.j2", "memory_context.md.j2", "_items.md.j2"):
         assert f"crib_plugin/templates/{name}" in names
     assert "crib_plugin/data/probes.txt" in names
+
+
+def _fresh_render(entries: list[Entry], user_dir: Path, monkeypatch: "pytest.MonkeyPatch") -> str:
+    """Render as a new process would: no environment cached in this one."""
+    from crib_plugin import render
+
+    monkeypatch.setattr(render, "_envs", {})
+    return render_block(entries, template="memory.md.j2", user_dir=user_dir)
+
+
+def test_compiled_templates_are_cached_and_an_edit_is_seen(tmp_path: Path, monkeypatch: "pytest.MonkeyPatch") -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CRIB_CACHE_DIR", str(cache))
+    user = tmp_path / "tpl"
+    user.mkdir()
+    entry = Entry(id=1, type="note", content="Chose SQLite.", created_at="2026-11-22T00:00:00Z", metadata={})
+    (user / "memory.md.j2").write_text("first {{ entries|length }}\n")
+    assert _fresh_render([entry], user, monkeypatch) == "first 1\n"
+    cached = list((cache / "templates").iterdir())
+    assert cached, "the compiled template was not written to the cache"
+    (user / "memory.md.j2").write_text("second {{ entries|length }}\n")
+    assert _fresh_render([entry], user, monkeypatch) == "second 1\n"  # Jinja checks the source
+
+
+def test_an_unusable_template_cache_is_skipped(tmp_path: Path, monkeypatch: "pytest.MonkeyPatch") -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("CRIB_CACHE_DIR", str(blocker))
+    entry = Entry(id=1, type="note", content="Chose SQLite.", created_at="2026-11-22T00:00:00Z", metadata={})
+    user = tmp_path / "tpl"
+    user.mkdir()
+    (user / "memory.md.j2").write_text("ok {{ entries|length }}\n")
+    assert _fresh_render([entry], user, monkeypatch) == "ok 1\n"
+    corrupt = tmp_path / "cache"
+    (corrupt / "templates").mkdir(parents=True)
+    monkeypatch.setenv("CRIB_CACHE_DIR", str(corrupt))
+    _fresh_render([entry], user, monkeypatch)
+    for path in (corrupt / "templates").iterdir():
+        path.write_bytes(b"not a jinja cache")
+    assert _fresh_render([entry], user, monkeypatch) == "ok 1\n"

@@ -70,9 +70,9 @@ def default_cache_dir() -> Path:
     env = os.environ.get("CRIB_MODEL_DIR")
     if env:
         return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "crib" / "models"
+    from ..config import user_cache_root
+
+    return user_cache_root() / "models"
 
 
 def model_dir(cache_dir: Path | str | None = None) -> Path:
