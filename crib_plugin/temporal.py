@@ -57,10 +57,11 @@ boost. The first expression that names its year wins, else the first expression.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from .timeutil import ISO_FORMAT, parse_iso
 
@@ -94,44 +95,59 @@ CORRECTION_SHARED_WORDS = 2
 EARLIEST = "0001-01-01T00:00:00Z"
 LATEST = "9999-12-31T23:59:59Z"
 
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-            ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-            ("october", "oct"), ("november", "nov"), ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-WEEKDAYS = {
-    name: number
-    for number, names in enumerate(
-        [("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"), ("thursday", "thu", "thurs"),
-         ("friday", "fri"), ("saturday", "sat"), ("sunday", "sun")]
-    )
-    for name in names
-}
+# The word lists below are the single source of the month, weekday, unit and named-time words: the
+# patterns are built from them, and so is the cheap pre-check (_TRIGGER_WORDS), so the two cannot drift.
+_MONTH_NAMES: tuple[tuple[str, ...], ...] = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+    ("october", "oct"), ("november", "nov"), ("december", "dec"),
+)
+_WEEKDAY_NAMES: tuple[tuple[str, ...], ...] = (
+    ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"), ("thursday", "thu", "thurs"),
+    ("friday", "fri"), ("saturday", "sat"), ("sunday", "sun"),
+)
+_UNIT_NAMES = ("day", "week", "month", "year")
+
+MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, start=1) for name in names}
+WEEKDAYS = {name: number for number, names in enumerate(_WEEKDAY_NAMES) for name in names}
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2,
     "a few": 3, "few": 3, "several": 3,
 }
-UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
-         "year": "year", "years": "year"}
+UNITS = {form: unit for unit in _UNIT_NAMES for form in (unit, unit + "s")}
 
 # Full month names, and abbreviations only where they cannot be ordinary words ("mar", "may" are
-# handled with context below).
-_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december" \
-         r"|jan|feb|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+# handled with context below); a longer abbreviation is tried before its prefix ("sept" before "sep").
+_AMBIGUOUS_ABBREVIATIONS = ("mar",)
+_MONTH_WORDS = tuple(names[0] for names in _MONTH_NAMES) + tuple(
+    word
+    for names in _MONTH_NAMES
+    for word in sorted(names[1:], key=len, reverse=True)
+    if word not in _AMBIGUOUS_ABBREVIATIONS
+)
+_WEEKDAY_WORDS = tuple(names[0] for names in _WEEKDAY_NAMES)  # full names only: "on sat" is too vague
+_UNIT_WORDS = tuple(UNITS)
+# The named anchors ("today", "last night", "this morning", "last week", ...). Each alternative of the
+# named-anchor pattern contains one of _NAMED_WORDS: the phrases "the day before yesterday" and "a few
+# days ago" contain "yesterday" and "days", the rest are built from the tuples below.
+_NAMED_DAYS = ("today", "tonight", "yesterday")
+_NIGHT = "night"  # "last night"
+_DAYPARTS = ("morning", "afternoon", "evening")  # "this morning"
+_PERIODS = ("week", "weekend", "month", "year")  # "this week", "last year"
+_NAMED_WORDS = (*_NAMED_DAYS, _NIGHT, "days", *_DAYPARTS, *_PERIODS)
+
+_MONTH = rf"(?P<month>{'|'.join(_MONTH_WORDS)})\.?"
 _MONTH2 = _MONTH.replace("?P<month>", "?P<month2>")
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)(?!\.\d|[\w-])"
 _NUM = r"(?P<n>\d{1,3}|a couple of|a couple|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_UNIT = r"(?P<unit>days?|weeks?|months?|years?)"
-_WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_UNIT = rf"(?P<unit>{'|'.join(unit + 's?' for unit in _UNIT_NAMES)})"
+_WEEKDAY = rf"(?P<weekday>{'|'.join(_WEEKDAY_WORDS)})"
+_NAMED = (
+    rf"the\s+day\s+before\s+yesterday|a\s+few\s+days\s+ago|{'|'.join(_NAMED_DAYS)}|last\s+{_NIGHT}"
+    rf"|this\s+(?:{'|'.join(_DAYPARTS)})|(?:this|last)\s+(?:{'|'.join(_PERIODS)})"
+)
 # Words that make a bare month or year a time ("in May", "since 2022"); "to"/"and" only count as the
 # second half of "between X and Y" / "from X to Y" (see find_time_expression), never alone.
 _PREP = r"(?:in|during|since|before|after|until|till|from|of|between|throughout|early|late|mid)"
@@ -208,7 +224,7 @@ def _valid_day(year: int, month: int, day: int) -> date | None:
 
 
 def _number(text: str) -> int | None:
-    text = " ".join(text.lower().split())
+    text = " ".join(_fold(text).split())
     if text.isdigit():
         return int(text)
     return NUMBERS.get(text)
@@ -225,26 +241,26 @@ def _h_iso_day(m: "re.Match[str]", today: date) -> tuple[date | None, date | Non
 
 
 def _h_day_month_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    day = _valid_day(int(m["year"]), MONTHS[m["month"].lower()], int(m["day"]))
+    day = _valid_day(int(m["year"]), MONTHS[_fold(m["month"])], int(m["day"]))
     return (day, day + timedelta(days=1), False) if day else None
 
 
 def _h_day_month(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
     if m["month"] in ("may", "mar"):  # lower-case and without a year: the verb ("step 1 may fail")
         return None
-    month, number = MONTHS[m["month"].lower()], int(m["day"])
+    month, number = MONTHS[_fold(m["month"])], int(m["day"])
     year = today.year if (month, number) <= (today.month, today.day) else today.year - 1
     day = _valid_day(year, month, number)
     return (day, day + timedelta(days=1), False) if day else None
 
 
 def _h_month_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    first, last = _month_span(int(m["year"]), MONTHS[m["month"].lower()])
+    first, last = _month_span(int(m["year"]), MONTHS[_fold(m["month"])])
     return first, last, False
 
 
 def _h_month(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    month = MONTHS[m["month"].lower()]
+    month = MONTHS[_fold(m["month"])]
     first, last = _month_span(_recent_month_year(month, today), month)
     return first, last, False
 
@@ -255,7 +271,7 @@ def _h_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, 
 
 
 def _h_named(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    word = " ".join(m["named"].lower().split())
+    word = " ".join(_fold(m["named"]).split())
     if word in ("today", "tonight", "this morning", "this afternoon", "this evening"):
         return today, today + timedelta(days=1), False
     if word in ("yesterday", "last night"):
@@ -281,7 +297,7 @@ def _h_named(m: "re.Match[str]", today: date) -> tuple[date | None, date | None,
 
 
 def _h_ago(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    count, unit = _number(m["n"]), UNITS[m["unit"].lower()]
+    count, unit = _number(m["n"]), UNITS[_fold(m["unit"])]
     if count is None or count > 500:
         return None
     if unit == "day":
@@ -297,7 +313,7 @@ def _h_ago(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, b
 
 
 def _h_past(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    count, unit = _number(m["n"] or "1"), UNITS[m["unit"].lower()]
+    count, unit = _number(m["n"] or "1"), UNITS[_fold(m["unit"])]
     if count is None or count > 500:
         return None
     if unit == "day":
@@ -312,8 +328,8 @@ def _h_past(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, 
 
 
 def _h_weekday(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    target = WEEKDAYS[m["weekday"].lower()]
-    strictly_before = (m["which"] or "").lower() == "last"
+    target = WEEKDAYS[_fold(m["weekday"])]
+    strictly_before = _fold(m["which"] or "") == "last"
     back = (today.weekday() - target) % 7
     if back == 0 and strictly_before:
         back = 7
@@ -321,37 +337,93 @@ def _h_weekday(m: "re.Match[str]", today: date) -> tuple[date | None, date | Non
     return day, day + timedelta(days=1), False
 
 
-# Order matters only for matches starting at the same position: the longest match wins.
-_ANCHORS: list[tuple["re.Pattern[str]", Handler]] = [
-    (re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b"), _h_iso_day),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I), _h_day_month_year),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I), _h_day_month_year),
-    (re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b", re.I), _h_month_year),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_BOUND}", re.I), _h_day_month),
-    (re.compile(rf"\b{_MONTH}\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?![\w:.-])", re.I), _h_day_month),
-    (re.compile(rf"\b{_PREP}\s+(?:the\s+)?(?:(?:early|late|mid)[\s-]+)?(?P<anchor>{_MONTH[:-3]}){_BOUND}", re.I), _h_month),
-    (re.compile(rf"\b(?:{_PREP}|year)\s+(?:the\s+year\s+)?(?P<anchor>{_YEAR})\b", re.I), _h_year),
-    (re.compile(
-        r"\b(?P<named>the\s+day\s+before\s+yesterday|a\s+few\s+days\s+ago|today|tonight|yesterday|last\s+night"
-        r"|this\s+(?:morning|afternoon|evening)|(?:this|last)\s+(?:week|weekend|month|year))\b",
-        re.I,
-    ), _h_named),
-    (re.compile(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", re.I), _h_ago),
-    (re.compile(rf"\b(?:in\s+)?(?:the\s+)?(?:past|last)\s+(?:(?P<n>\d{{1,3}}|two|three|four|five|six|seven|eight|nine|ten"
-                rf"|eleven|twelve|a\s+couple\s+of|a\s+few|few|several)\s+)?{_UNIT}\b", re.I), _h_past),
-    (re.compile(rf"\b(?:(?P<which>last|on)\s+){_WEEKDAY}\b", re.I), _h_weekday),
-]
-
 _ABSOLUTE = (_h_iso_day, _h_day_month_year, _h_month_year, _h_year)
-_BEFORE = re.compile(r"\b(?P<word>(?:the\s+|last\s+)?(?:day|weekend|week|month|year)\s+(?:before|after)|since|after|before|until|till|prior\s+to|up\s+to|earlier\s+than|later\s+than)\s+(?:the\s+)?$", re.I)
-_BETWEEN = re.compile(r"\b(?P<word>between|from)\s+(?:the\s+)?$", re.I)
-_AND = re.compile(r"\s*(?:\band|\bto|\buntil|\btill|\bthrough|-|–)\s*(?:the\s+)?", re.I)
+
+
+class _Patterns(NamedTuple):
+    """The compiled patterns of this module (see :func:`_patterns`)."""
+
+    anchors: list[tuple[re.Pattern[str], Handler]]
+    """One pattern per kind of anchor, with the handler that turns its match into a calendar span."""
+    before: re.Pattern[str]
+    """The word right before an anchor that bends its range: "since X", "the week before X", ..."""
+    between: re.Pattern[str]
+    """The first half of a two-anchor range: "between X" / "from X"."""
+    joint: re.Pattern[str]
+    """The "and"/"to" joining the two anchors of "between X and Y" / "from X to Y"."""
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    """Compile this module's regexes, once per process, on first use.
+
+    The anchors are ~15 large case-insensitive alternations (months, weekdays, units) whose
+    compilation costs more than the rest of the import; compiling them at import time would charge it
+    to every ``crib retrieve`` process, although most prompts name no time at all and
+    :func:`find_time_expression` can tell so without them (:func:`_may_name_a_time`).
+    """
+    return _Patterns(
+        # Order matters only for matches starting at the same position: the longest match wins.
+        anchors=[
+            (re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b"), _h_iso_day),
+            (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I), _h_day_month_year),
+            (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I), _h_day_month_year),
+            (re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b", re.I), _h_month_year),
+            (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_BOUND}", re.I), _h_day_month),
+            (re.compile(rf"\b{_MONTH}\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?![\w:.-])", re.I), _h_day_month),
+            (re.compile(rf"\b{_PREP}\s+(?:the\s+)?(?:(?:early|late|mid)[\s-]+)?(?P<anchor>{_MONTH[:-3]}){_BOUND}", re.I), _h_month),
+            (re.compile(rf"\b(?:{_PREP}|year)\s+(?:the\s+year\s+)?(?P<anchor>{_YEAR})\b", re.I), _h_year),
+            (re.compile(rf"\b(?P<named>{_NAMED})\b", re.I), _h_named),
+            (re.compile(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", re.I), _h_ago),
+            (re.compile(rf"\b(?:in\s+)?(?:the\s+)?(?:past|last)\s+(?:(?P<n>\d{{1,3}}|two|three|four|five|six|seven|eight|nine|ten"
+                        rf"|eleven|twelve|a\s+couple\s+of|a\s+few|few|several)\s+)?{_UNIT}\b", re.I), _h_past),
+            (re.compile(rf"\b(?:(?P<which>last|on)\s+){_WEEKDAY}\b", re.I), _h_weekday),
+        ],
+        before=re.compile(r"\b(?P<word>(?:the\s+|last\s+)?(?:day|weekend|week|month|year)\s+(?:before|after)|since|after|before|until|till|prior\s+to|up\s+to|earlier\s+than|later\s+than)\s+(?:the\s+)?$", re.I),
+        between=re.compile(r"\b(?P<word>between|from)\s+(?:the\s+)?$", re.I),
+        joint=re.compile(r"\s*(?:\band|\bto|\buntil|\btill|\bthrough|-|–)\s*(?:the\s+)?", re.I),
+    )
+
+
+# -- the pre-check: can the text name a time at all? ---------------------------------------------
+
+_TRIGGER_WORDS = frozenset((*_MONTH_WORDS, *_WEEKDAY_WORDS, *_UNIT_WORDS, *_NAMED_WORDS))
+"""Every anchor pattern that can match without a digit needs one of these as a whole word: a month
+(``in May``), a weekday (``on Monday``), a unit (``two weeks ago``, ``past 3 days``) or a named time
+(``yesterday``, ``last night``, ``this morning``, ``last year``)."""
+
+# Under re.I, Python matches these non-ASCII letters with an ASCII one ('ſ' ~ 's', 'K' ~ 'k',
+# 'İ' and 'ı' ~ 'i') — the complete list (tests check it against every code point). casefold() maps
+# the first two but not the last two ('İ' becomes 'i' + a combining dot, 'ı' stays), so map them here.
+_ASCII_EQUIVALENTS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_DIGIT = re.compile(r"\d")  # any Unicode decimal digit, as \d in the anchors
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _fold(text: str) -> str:
+    """``text`` case-folded so that every letter ``re.I`` matches with an ASCII letter becomes it."""
+    return text.translate(_ASCII_EQUIVALENTS).casefold()
+
+
+def _may_name_a_time(text: str) -> bool:
+    r"""Whether ``text`` may contain a time expression: a cheap, conservative test before the anchors.
+
+    False only when no anchor pattern can match: every anchor needs either a decimal digit (``\d``,
+    any script) or one of :data:`_TRIGGER_WORDS` as a whole word (each pattern bounds those words by
+    ``\b``, whitespace or a hyphen). The text is case-folded the way ``re.I`` folds it, so a word
+    the patterns match ("YESTERDAY", "yeſterday", "frİday") is found here too. False positives
+    ("may", "days-long") only cost compiling the patterns; this never says False when one would match.
+    Saves most prompts — which name no time — from compiling the patterns at all (:func:`_patterns`).
+    """
+    if _DIGIT.search(text):
+        return True
+    return not _TRIGGER_WORDS.isdisjoint(_LETTERS.findall(_fold(text)))
 
 
 def _anchors(text: str, today: date) -> list[_Span]:
     """Every anchor in ``text``, left to right; at one position the longest match wins."""
     found: dict[int, _Span] = {}
-    for pattern, handler in _ANCHORS:
+    for pattern, handler in _patterns().anchors:
         for match in pattern.finditer(text):
             resolved = handler(match, today)
             if resolved is None:
@@ -377,7 +449,7 @@ def _second_anchor(text: str, after: int, today: date) -> _Span | None:
     A bare month or year there ("between March and May") has no preposition of its own, so the rest
     is read as if it followed "in".
     """
-    joint = _AND.match(text, after)
+    joint = _patterns().joint.match(text, after)
     if joint is None or joint.end() == after:
         return None
     rest = text[joint.end():]
@@ -416,7 +488,9 @@ def find_time_expression(text: str, now: str | datetime | None = None) -> TimeEx
     """
     if not text:
         return None
-    moment = _now(now)
+    moment = _now(now)  # before the pre-check: a malformed ``now`` still raises
+    if not _may_name_a_time(text):
+        return None
     today, tz = moment.date(), moment.tzinfo
     now_iso = moment.astimezone(timezone.utc).strftime(ISO_FORMAT)
     spans = _anchors(text, today)
@@ -426,15 +500,15 @@ def find_time_expression(text: str, now: str | datetime | None = None) -> TimeEx
     start_pos, end_pos = first.pos, first.endpos
     lo, hi, until_now = first.first, first.last, first.until_now
     prefix = text[:first.pos]
-    between = _BETWEEN.search(prefix)
+    between = _patterns().between.search(prefix)
     second = _second_anchor(text, first.endpos, today) if between else None
     if between and second is not None:
         start_pos, end_pos = between.start(), second.endpos
         hi, until_now = second.last, second.until_now
     else:
-        before = _BEFORE.search(prefix)
+        before = _patterns().before.search(prefix)
         if before:
-            word = " ".join(before["word"].lower().split())
+            word = " ".join(_fold(before["word"]).split())
             start_pos = before.start()
             if word.endswith(("before", "after")) and " " in word:  # "the week before X"
                 unit = word.split()[-2]

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from crib_plugin import temporal
 from crib_plugin.explain import explain_text
 from crib_plugin.query import prepare
 from crib_plugin.records import Entry, Hit, Query, Retrieval
@@ -167,3 +174,205 @@ def test_correction_moves_above_older_related_hit() -> None:
     adjust_hits(None, retrieval)
     assert [h.entry.id for h in retrieval.hits] == [3, 1, 2]
     assert [h.score for h in retrieval.hits] == sorted((h.score for h in retrieval.hits), reverse=True)
+
+
+# -- lazy patterns and the pre-check ---------------------------------------------------------------
+
+# The expressions of the module docstring's table, plus a few of each kind.
+TABLE_EXPRESSIONS = [
+    "today", "tonight", "this morning", "this afternoon", "this evening", "yesterday", "last night",
+    "the day before yesterday", "this week", "last week", "this month", "last month", "this year",
+    "last year", "this weekend", "last weekend", "3 days ago", "three weeks ago", "a month ago",
+    "a couple of years ago", "a few days ago", "past 3 days", "last two weeks", "past months",
+    "on Monday", "last Friday", "on sunday", "in May 2023", "May 2023", "May of 2023", "in May",
+    "during March", "since september", "on 8 May 2023", "May 8th, 2023", "2023-05-08", "8 May", "May 8",
+    "in 2022", "during 2022", "year 2022", "since March", "after April 2023", "from last week",
+    "before 2023", "until last week", "between March and May", "from 2021 to 2022", "the day before 8 May",
+    "the week after May 8, 2023", "the weekend before April 10, 2023", "early jan", "in mid-aug", "the 8th of Sept.",
+]
+GLUE_WORDS = ["in", "on", "of", "the", "a", "an", "few", "couple", "last", "this", "past", "ago", "since", "before",
+              "after", "until", "till", "from", "between", "and", "to", "through", "during", "early", "late", "mid",
+              "year", "next", "recently", "mar", "mon", "sun", "sat", "wed", "may", "night", "nights", "days"]
+ODD = ["ſ", "K", "İ", "ı", "ß", "ﬀ", "é", "Σ", "ǅ", "\u0307", "\u00a0", "\u2009", "２０２３", "٢٠٢٣", "٨", "２", "൬"]
+PUNCTUATION = list(".,;:-–/'\"?!()") + ["'s", "..."]
+SEPARATORS = [" ", " ", " ", "", "-", ".", ", ", "\n", "\u00a0", "\t", "  "]
+# Spellings re.I matches with an ASCII letter (so the real patterns match them) and digits of other
+# scripts (which \d matches): the mangler swaps them in to look for a pre-check that misses them.
+SWAPS = {"s": ["ſ", "S"], "k": ["K", "K"], "i": ["İ", "ı", "I"], "0": ["０", "٠"], "2": ["２", "٢"],
+         "3": ["３", "٣"], "8": ["８", "٨"], "1": ["１", "١"]}
+
+
+@st.composite
+def _fragment(draw: st.DrawFn) -> str:
+    """One piece of a prompt: a time word or expression, a plain word, a number, punctuation or odd text."""
+    piece = draw(
+        st.one_of(
+            st.sampled_from(sorted(temporal._TRIGGER_WORDS | set(temporal.MONTHS) | set(temporal.WEEKDAYS))),
+            st.sampled_from(TABLE_EXPRESSIONS),
+            st.sampled_from(GLUE_WORDS),
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8),
+            st.integers(0, 2100).map(str),
+            st.sampled_from(PUNCTUATION),
+            st.sampled_from(ODD),
+            st.text(max_size=3),
+        )
+    )
+    rnd = draw(st.randoms(use_true_random=False))
+    mode = rnd.random()
+    if mode < 0.2:
+        piece = piece.upper()
+    elif mode < 0.3:
+        piece = piece.title()
+    if rnd.random() < 0.5:  # swap in look-alikes
+        piece = "".join(rnd.choice(SWAPS[c.lower()]) if c.lower() in SWAPS and rnd.random() < 0.5 else c for c in piece)
+    return piece
+
+
+@st.composite
+def _prompt(draw: st.DrawFn) -> str:
+    """A prompt of up to eight fragments joined by spaces, nothing, punctuation or odd white space."""
+    pieces = draw(st.lists(_fragment(), max_size=8))
+    out = ""
+    for piece in pieces:
+        out += piece + draw(st.sampled_from(SEPARATORS))
+    return out
+
+
+def _outcome(text: str) -> tuple[str, object]:
+    """``find_time_expression(text)`` as a comparable value: its result, or the type of what it raised.
+
+    (Nothing should raise — see ``test_look_alike_spellings_resolve`` — but if something did, the
+    pre-check must not change that either.)
+    """
+    try:
+        return "result", find_time_expression(text, NOW)
+    except Exception as error:  # noqa: BLE001
+        return "raised", type(error)
+
+
+def _reference(text: str) -> tuple[str, object]:
+    """:func:`_outcome` with the pre-check switched off: the patterns alone decide."""
+    with mock.patch.object(temporal, "_may_name_a_time", lambda text: True):
+        return _outcome(text)
+
+
+def _any_anchor_matches(text: str) -> bool:
+    """Whether any anchor pattern matches anywhere in ``text`` (whatever its handler then makes of it)."""
+    return any(pattern.search(text) for pattern, _ in temporal._patterns().anchors)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_prompt())
+def test_pre_check_never_hides_a_time_expression(text: str) -> None:
+    """With or without the pre-check, the same outcome; and where it says no, no anchor pattern matches."""
+    expected = _reference(text)
+    assert _outcome(text) == expected
+    if not temporal._may_name_a_time(text):
+        assert expected == ("result", None)
+        assert not _any_anchor_matches(text)  # not a single anchor pattern could have matched
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what did we do yeſterday?",  # long s: re.I matches it with "s", casefold() maps it
+        "laſt weeK",  # Kelvin sign: re.I matches it with "k"
+        "on frİday",  # dotted capital I: re.I matches it with "i", casefold() gives "i" + a combining dot
+        "on frıday",  # dotless i: re.I matches it with "i", casefold() leaves it
+        "what happened in aprİl?",
+        "TWO DAYſ AGO",
+        "THIS MORNİNG",
+        "on ٨ May 2023",  # Arabic-Indic digit: \d matches it
+        "what did we decide in 20２３",  # fullwidth digits
+    ],
+)
+def test_pre_check_sees_what_re_ignorecase_matches(prompt: str) -> None:
+    """Spellings the case-insensitive patterns match (look-alike letters, non-ASCII digits) pass the pre-check."""
+    assert _any_anchor_matches(prompt)
+    assert temporal._may_name_a_time(prompt)
+    assert _outcome(prompt) == _reference(prompt)
+
+
+@pytest.mark.parametrize("prompt", ["on frİday", "what happened in aprİl?", "past 3 dayſ", "THIS MORNİNG", "laſt frİday", "ſince March 2023"])
+def test_look_alike_spellings_resolve(prompt: str) -> None:
+    """A word ``re.I`` matched is looked up folded the same way: "ON FRİDAY" (a Turkish keyboard's
+    capital i) is Friday, not a KeyError that would empty the retrieval."""
+    outcome = _outcome(prompt)
+    assert outcome[0] == "result" and outcome[1] is not None, outcome
+
+
+@pytest.mark.parametrize(
+    "prompt, expected",
+    [
+        ("laſt weeK", ("2023-05-08" + D, "2023-05-15" + D)),
+        ("on ٨ May 2023", ("2023-05-08" + D, "2023-05-09" + D)),
+        ("what did we decide in 20２３", ("2023-01-01" + D, "2024-01-01" + D)),
+        ("mid-aug", None),  # a trigger word but no preposition: the pre-check says maybe, the patterns no
+    ],
+)
+def test_look_alike_and_non_ascii_digit_ranges(prompt: str, expected: tuple[str, str] | None) -> None:
+    """Ranges of look-alike and non-ASCII-digit spellings (as before the pre-check; see also _outcome)."""
+    assert parse_time_range(prompt, NOW) == expected
+
+
+EVERY_WORD = (
+    [f"in {month}" for month in temporal._MONTH_WORDS]
+    + [f"on {weekday}" for weekday in temporal._WEEKDAY_WORDS]
+    + [f"two {unit} ago" for unit in temporal.UNITS]
+    + [f"past {unit}" for unit in temporal.UNITS]
+)
+
+
+@pytest.mark.parametrize("expression", TABLE_EXPRESSIONS + EVERY_WORD)
+def test_pre_check_sees_every_expression_and_its_look_alikes(expression: str) -> None:
+    """Every table expression and every month/weekday/unit word, in any case or look-alike spelling the patterns
+    still match, passes the pre-check: a word left out of _TRIGGER_WORDS shows up here."""
+    assert _any_anchor_matches(expression)
+    variants = [expression, expression.upper(), expression.title()]
+    for old, new in [("s", "ſ"), ("k", "K"), ("i", "İ"), ("i", "ı"), ("S", "ſ"), ("I", "İ"), ("I", "ı")]:
+        variants += [variant.replace(old, new) for variant in variants[:3]]
+    for variant in variants:
+        if _any_anchor_matches(variant):
+            assert temporal._may_name_a_time(variant), variant
+
+
+def test_pre_check_says_no_to_prompts_without_time_words() -> None:
+    """The point of the pre-check: ordinary prompts skip the patterns; glued or abbreviated time words do not."""
+    for prompt in ["how do we keep the model's answers the same from run to run?", "what did we decide about caching?",
+                   "When did Caroline go to the LGBTQ support group?", "recently", "next steps", "notes from the mayor"]:
+        assert not temporal._may_name_a_time(prompt), prompt
+    for prompt in ["what did we decide last week?", "may2023", "port 2022", "days-long", "jan.", "THIS WEEKEND"]:
+        assert temporal._may_name_a_time(prompt), prompt
+
+
+def test_fold_maps_every_re_ignorecase_equivalent_of_an_ascii_letter() -> None:
+    """_fold turns each character ``re.I`` matches with an ASCII letter into that letter, and nothing else into one.
+
+    The pre-check relies on this: a trigger word the patterns match (case-insensitively, bounded by
+    non-word characters) is then exactly a ``[a-z]+`` word of the folded text.
+    """
+    letter = re.compile("[a-z]", re.I)
+    word = re.compile(r"\w")
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if letter.fullmatch(char):  # 'A', 'a', and the four non-ASCII ones: 'İ', 'ı', 'ſ', 'K'
+            folded = temporal._fold(char)
+            assert re.fullmatch("[a-z]", folded) and re.fullmatch(folded, char, re.I), hex(code)
+        elif not word.match(char):
+            assert not re.search("[a-z]", temporal._fold(char)), hex(code)  # a boundary stays a boundary
+
+
+def test_import_and_a_prompt_without_time_compile_no_pattern() -> None:
+    """In a fresh process: importing compiles no anchor pattern, nor does a prompt without time words; "yesterday" does."""
+    code = (
+        "import re, crib_plugin.temporal as t\n"
+        "def compiled():\n"
+        "    return any('january' in str(key) for key in getattr(re, '_cache', {}))\n"
+        "assert t._patterns.cache_info().currsize == 0 and not compiled(), 'compiled at import'\n"
+        "assert t.parse_time_range(\"how do we keep the model's answers the same from run to run?\") is None\n"
+        "assert t._patterns.cache_info().currsize == 0 and not compiled(), 'compiled for a prompt without time words'\n"
+        "assert t.parse_time_range('what did we do yesterday?') is not None\n"
+        "assert t._patterns.cache_info().currsize == 1 and compiled(), 'not compiled for yesterday'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
