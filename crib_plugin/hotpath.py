@@ -105,6 +105,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     would add ~40 ms to every prompt for nothing.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"])
+    if per_prompt and argv is None:
+        import gc
+
+        gc.disable()  # a process of well under a second: collecting cycles would only cost time
     if args == ["retrieve"]:
         run_retrieve(read_stdin())
         fast_exit(0)

@@ -135,24 +135,29 @@ class Memory:
             self._embedder = prefetch.attach(worker, self)
         return self._embedder is not None
 
-    def while_embedding(self, entry_ids: Sequence[int]) -> None:
-        """Use the time a prefetch worker is still embedding the prompt: read ahead the stored
-        vectors of the hits found so far, which the reranker compares after fusion.
+    def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
+        """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
+        after fusion need and the vector does not decide — the relevance gate's term statistics,
+        and the stored vectors of the hits found so far, which the reranker compares.
 
-        Does nothing in a warm process (no worker) or once the worker has answered. The table is
-        the store's only vector space for this embedder; with several (or none) there is nothing
-        safe to read ahead, and the reranker reads what it needs itself.
+        Does nothing in a warm process (no worker) or once the worker has answered. The vector
+        table is the store's only space for this embedder; with several (or none) there is
+        nothing safe to read ahead, and the reranker reads what it needs itself.
         """
         from .prefetch import PrefetchedEmbedder
 
-        if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending) or not entry_ids:
+        if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
+            from . import rerank  # noqa: F401 - imported now rather than after the vector arrives
+            from .relevance import term_weights
+
+            term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
-            if len(tables) == 1:
+            if len(tables) == 1 and entry_ids:
                 self.store.prefetch_vectors(tables[0], entry_ids)
-        except CribError:  # reading ahead is an optimisation: the reranker will say what failed
+        except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
             pass
 
     def embedder(self) -> Any:

@@ -229,6 +229,9 @@ def _detach() -> None:
 
 def _child(request_fd: int, answer_fd: int, text: str) -> None:
     """The child's life: import numpy while the parent loads the rest, then embed on request."""
+    import gc
+
+    gc.disable()  # a short life: collecting would only copy the parent's pages (copy-on-write)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one short query: a BLAS pool only costs
     try:
         import numpy  # noqa: F401 - speculative: every built-in embedder needs it

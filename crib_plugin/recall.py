@@ -67,7 +67,7 @@ def recall(
             # the first channel that needs the embedding may wait for the prefetch worker:
             # meanwhile, read ahead what the reranker will need for the hits found so far
             read_ahead = True
-            memory.while_embedding(_rerank_pool(results.values()))
+            memory.while_embedding(_rerank_pool(results.values()), query.text)
         results[name] = run_channel(memory, name, query, candidates)
     for name in names:  # reported (and fused) in the selected order, whatever order they ran in
         result = results[name]

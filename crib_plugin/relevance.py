@@ -109,14 +109,34 @@ def _bigrams(text: str) -> set[str]:
     return grams
 
 
+def term_weights(memory: "Memory", text: str) -> list[tuple[list[list[str]], float]]:
+    """The prompt's terms as (stemmed alternative forms, IDF weight), smoothed by a prior.
+
+    Depends only on the prompt and the store's statistics, so a cold process computes it while its
+    prefetch worker embeds the prompt; the store keeps the counts it read for the gate.
+    """
+    from .lexicon import variants
+
+    weighted: list[tuple[list[list[str]], float]] = []
+    total_docs = max(1, memory.store.count_entries())
+    for term in terms(text):
+        forms = [term.text] if term.phrase else list(variants(term.text))
+        alternatives = [found for found in (_stems(f) for f in forms) if found]
+        if not alternatives:
+            continue
+        df = min(memory.store.term_document_frequency(s) for s in alternatives[0]) + PRIOR_DOCS * PRIOR_RATE
+        docs = total_docs + PRIOR_DOCS
+        idf = math.log((docs - df + 0.5) / (df + 0.5) + 1.0)
+        weighted.append((alternatives, idf))
+    return weighted
+
+
 def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     """For each of the top full-text hits, the IDF-weighted share of the prompt's terms it contains.
 
     Empty when the full-text channel did not run or found nothing. CJK prompts are measured by
     the share of their character bigrams an entry contains. A word matches in any of its forms.
     """
-    from .lexicon import variants
-
     result = next((c for c in retrieval.channels if c.channel == "fts" and c.ran), None)
     if result is None or not result.hits:
         return {}
@@ -130,17 +150,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
         for entry in entries.values():
             share = len(query_grams & _bigrams(entry.content)) / len(query_grams)
             coverage[entry.id] = min(1.0, share * scale)
-    weighted: list[tuple[list[list[str]], float]] = []
-    total_docs = max(1, memory.store.count_entries())
-    for term in terms(retrieval.query.text):
-        forms = [term.text] if term.phrase else list(variants(term.text))
-        alternatives = [found for found in (_stems(f) for f in forms) if found]
-        if not alternatives:
-            continue
-        df = min(memory.store.term_document_frequency(s) for s in alternatives[0]) + PRIOR_DOCS * PRIOR_RATE
-        docs = total_docs + PRIOR_DOCS
-        idf = math.log((docs - df + 0.5) / (df + 0.5) + 1.0)
-        weighted.append((alternatives, idf))
+    weighted = term_weights(memory, retrieval.query.text)
     mass = sum(w for _, w in weighted)
     if mass > 0:
         for entry in entries.values():

@@ -97,6 +97,8 @@ class SQLiteStore:
         self._vec_loaded = False
         self._vocab_ready = False
         self._vectors_ahead: tuple[str, dict[int, bytes]] = ("", {})  # see prefetch_vectors
+        self._stats: dict[str, int] = {}  # entry count and term frequencies, see _statistics
+        self._stats_version: int | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -115,8 +117,11 @@ class SQLiteStore:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic unit: commits on success, rolls back on any exception."""
-        with self.conn:
-            yield
+        try:
+            with self.conn:
+                yield
+        finally:
+            self._entries_changed()  # nothing read inside may outlive a rollback
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement and return all rows; apsw errors become StoreError."""
@@ -181,6 +186,7 @@ class SQLiteStore:
         its indexed context, and its own text joins the context of the entry before it.
         """
         thread = thread_of(metadata)
+        self._entries_changed()
         self.execute(
             "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread) VALUES (?, ?, ?, ?, ?, ?)",
             (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread),
@@ -215,6 +221,7 @@ class SQLiteStore:
             if neighbour is not None:
                 text = self.execute("SELECT content FROM entries WHERE id = ?", (neighbour,))[0][0]
                 parts.append(str(text)[:CONTEXT_CHARS])
+        self._entries_changed()
         self.execute("UPDATE entries SET context = ? WHERE id = ?", ("\n".join(parts), entry_id))
 
     def find_duplicate(self, type: str, content: str, metadata: dict[str, Any]) -> int | None:
@@ -241,8 +248,28 @@ class SQLiteStore:
         for row in self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY {column}"):
             yield _row_to_entry(row)
 
+    def _statistics(self) -> dict[str, int]:
+        """Entry count and term document frequencies read so far, while the database is unchanged.
+
+        The relevance gate asks for them on every retrieval and a cold process can read them ahead,
+        while its prefetch worker embeds the prompt. They are forgotten when this connection
+        writes an entry (:meth:`_entries_changed`) or another connection commits (SQLite's
+        ``PRAGMA data_version``, which changes exactly then).
+        """
+        version = int(self.execute("PRAGMA data_version")[0][0])
+        if version != self._stats_version:
+            self._stats_version = version
+            self._stats.clear()
+        return self._stats
+
+    def _entries_changed(self) -> None:
+        self._stats.clear()
+
     def count_entries(self) -> int:
-        return int(self.execute("SELECT count(*) FROM entries")[0][0])
+        stats = self._statistics()
+        if "" not in stats:  # the empty string is never a term
+            stats[""] = int(self.execute("SELECT count(*) FROM entries")[0][0])
+        return stats[""]
 
     def recent_entries(self, limit: int, types: Sequence[str] | None = None) -> list[Entry]:
         """Newest entries first, optionally of the given types (standing memories for SessionStart)."""
@@ -261,6 +288,7 @@ class SQLiteStore:
         if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
             return False
         self._vectors_ahead = ("", {})
+        self._entries_changed()
         for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
             self.load_vec()
             self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
@@ -291,11 +319,15 @@ class SQLiteStore:
 
     def term_document_frequency(self, stem: str) -> int:
         """How many entries contain the (stemmed) term, from the FTS index's own vocabulary."""
-        if not self._vocab_ready:
-            self.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_fts_vocab USING fts5vocab(main, entries_fts, row)")
-            self._vocab_ready = True
-        rows = self.execute("SELECT doc FROM temp.entries_fts_vocab WHERE term = ?", (stem,))
-        return int(rows[0][0]) if rows else 0
+        stats = self._statistics()
+        key = f"df:{stem}"
+        if key not in stats:
+            if not self._vocab_ready:
+                self.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_fts_vocab USING fts5vocab(main, entries_fts, row)")
+                self._vocab_ready = True
+            rows = self.execute("SELECT doc FROM temp.entries_fts_vocab WHERE term = ?", (stem,))
+            stats[key] = int(rows[0][0]) if rows else 0
+        return stats[key]
 
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         rows = self.execute(
