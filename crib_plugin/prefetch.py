@@ -4,9 +4,13 @@ Why: every per-prompt ``crib retrieve`` (and the Claude Code prompt hook) is a f
 Its largest single piece of work is the query embedding — importing numpy (~100 ms here),
 mapping the model and running it (~40 ms) — and nothing else on the read path needs it before
 the vector channel asks: the query parser, the full-text and fact channels and the template
-engine are all independent of it. On a machine with two or more cores, :func:`start` forks right
-after the store is opened. The child creates the store's embedder, embeds the prompt, writes the
-vector to a pipe and exits; the parent goes on with everything else and never imports numpy.
+engine are all independent of it. On a machine with two or more cores, :func:`fork_for` forks a
+worker first thing — right after the prompt and the settings are read, before crib's own modules,
+the plugins or the store are loaded. The child starts importing numpy at once; the parent loads
+the rest, opens the store and sends the child the store's embedder factory (:func:`attach`, by
+pickle: a reference to its module and name). The child answers with two messages, the embedder's
+identity and then the prompt's vector, and exits; meanwhile the parent runs the other channels,
+compiles the template and reads ahead what comes after fusion. The parent never imports numpy.
 
 The parent sees the child through :class:`PrefetchedEmbedder`, which stands in for the embedder
 (``Memory.embedder()``): it has the embedder's identity (name, model, dimension) and returns the
@@ -19,12 +23,13 @@ exactly as it would have without the worker.
 
 ``CRIB_PARALLEL`` (read by :mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork``
 exists and two or more CPUs are available to this process), ``1`` (fork whenever ``os.fork``
-exists) or ``0`` (never). Only the
-cold per-prompt commands use it; a long-lived agent loop keeps its model loaded and gains nothing.
+exists) or ``0`` (never). The cold per-prompt commands use it; a long-lived agent loop keeps its
+model loaded and gains nothing from it.
 
-Fork safety: the fork happens before the parent runs any query and the child never touches the
-parent's SQLite connection, stdin or stdout; it leaves through ``os._exit`` so no buffer is
-flushed twice and no ``atexit`` handler runs in it.
+Fork safety: the child never touches a SQLite connection, and its standard streams point at
+``/dev/null`` (a host waiting for the parent's output must not wait for the child); it leaves
+through ``os._exit``, so no buffer is flushed twice and no ``atexit`` handler runs in it, and an
+``alarm`` bounds its life should the parent be gone.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
     from .memory import Memory
 
-__all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "start", "DEADLINE"]
+__all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "start", "DEADLINE"]
 
 DEADLINE = 60.0
 """Seconds the parent waits for the child's answer before embedding in-process instead."""
@@ -110,6 +115,7 @@ class Worker:
 
     @classmethod
     def fork(cls, text: str) -> "Worker":
+        reap_finished()  # earlier workers of a long-lived host
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
@@ -168,7 +174,7 @@ class Worker:
                 if not ready:
                     continue
                 chunk = os.read(fd, 1 << 16)
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a descriptor beyond select's FD_SETSIZE
                 return None
             if not chunk:
                 return None
@@ -177,7 +183,14 @@ class Worker:
         return data
 
     def cancel(self) -> None:
-        """Close both pipes and reap the child, killing it if it is still running."""
+        """Close both pipes and stop the child, without waiting for it.
+
+        A child that has not finished is killed. Either way it is reaped later, by
+        :func:`reap_finished` (at the next fork, or when the caller asks): waiting here for the
+        kernel to tear down a process that mapped numpy and the model would put a few
+        milliseconds back on the prompt's path. A process that exits first leaves its zombies to
+        init.
+        """
         for name in ("_request_fd", "_answer_fd"):
             fd = getattr(self, name)
             setattr(self, name, None)
@@ -191,13 +204,27 @@ class Worker:
         pid, self.pid = self.pid, 0
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
-            if done == 0:  # still running: not needed, or too slow; it has nothing left to do
+            if done == 0:  # still running: not needed, too slow, or on its way out
                 import signal
 
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                _unreaped.append(pid)
         except (ChildProcessError, ProcessLookupError, OSError):
             pass
+
+
+_unreaped: list[int] = []
+
+
+def reap_finished(*, wait: bool = False) -> None:
+    """Collect the exit status of workers that were stopped earlier (``wait``: block until all are)."""
+    for pid in list(_unreaped):
+        try:
+            done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler, os.wait by the host)
+            done = pid
+        if done:
+            _unreaped.remove(pid)
 
 
 def _fork() -> int:
