@@ -28,7 +28,9 @@ What it does:
 
    Prompts cycle through a mix: keyword, paraphrase, an exact error code, a no-answer prompt,
    Chinese, and a long multi-sentence prompt.
-3. Prints median / p90 / max in milliseconds as a markdown table, and how many retrieve runs
+3. Prints median / p90 / max in milliseconds as a markdown table (the CPU column is the timed
+   process's own user+sys time as its parent sees it; it leaves out the prefetch worker, which the
+   process does not wait to reap), and how many retrieve runs
    injected something (a run that failed open would print nothing and look fast).
 
 No threshold is asserted: numbers live in benchmarks, not tests.
