@@ -16,6 +16,8 @@ What it does:
      (``Path(sys.executable).with_name("crib")``), prompt on stdin — what a hook should call —
      as shipped (the prompt embeds in a forked worker while the rest runs, :mod:`crib_plugin.prefetch`)
      and with ``CRIB_PARALLEL=0`` (everything in one process);
+   * ``crib hook user-prompt-submit`` with Claude Code's hook JSON, a new session per run (the
+     per-prompt path inside Claude Code: the same retrieval plus session state and the JSON reply);
    * the same through ``crib`` as found on ``PATH`` when that is a different file (a pyenv or
      asdf shim): the difference is what the shim adds to every prompt;
    * ``python -c "import numpy"`` (the floor any numpy-based embedder pays) and ``python -c pass``
@@ -140,6 +142,18 @@ class Command:
                 f"{cpu:.0f} | {ratio} | {note} |")
 
 
+def hook_inputs(count: int) -> list[str]:
+    """Claude Code ``UserPromptSubmit`` inputs cycling through :data:`PROMPTS`, each in a session of
+    its own (a session does not repeat what it was already shown, which would make runs unequal)."""
+    import json
+
+    return [
+        json.dumps({"session_id": f"bench-{os.getpid()}-{i}", "hook_event_name": "UserPromptSubmit",
+                    "prompt": PROMPTS[i % len(PROMPTS)], "cwd": os.getcwd(), "permission_mode": "default"})
+        for i in range(count)
+    ]
+
+
 def path_shim(name: str, real: Path) -> Path | None:
     """The first ``name`` on ``PATH`` that is not the file ``real`` (e.g. a pyenv shim), if any.
 
@@ -196,10 +210,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         Command(f"`crib retrieve` ({label})", [*crib_command(), "retrieve"], PROMPTS, env),
         Command("`crib retrieve`, `CRIB_PARALLEL=0` (no prefetch worker: all in one process)",
                 [*crib_command(), "retrieve"], PROMPTS, dict(env, CRIB_PARALLEL="0")),
+        Command("`crib hook user-prompt-submit` (Claude Code's hook JSON, a new session each run)",
+                [*crib_command(), "hook", "user-prompt-submit"], hook_inputs(args.runs + 1), env),
     ]
     crib_shim = path_shim("crib", crib) if crib.exists() and not args.no_shim else None
+    shimmed = None
     if crib_shim:
-        commands.append(Command(f"`crib retrieve` via PATH shim ({crib_shim})", [str(crib_shim), "retrieve"], PROMPTS, shim_env(env)))
+        shimmed = Command(f"`crib retrieve` via PATH shim ({crib_shim})", [str(crib_shim), "retrieve"], PROMPTS, shim_env(env))
+        commands.append(shimmed)
     commands += [
         Command('`python -c "import numpy"`', [str(python), "-c", "import numpy"]),
         Command("`python -c pass`", [str(python), "-c", "pass"]),
@@ -223,8 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     numpy_median = next(c.median() for c in commands if "import numpy" in c.label)
     for command in commands:
         print(command.row(numpy_median))
-    if crib_shim:
-        shim = statistics.median(commands[2].times) - statistics.median(commands[0].times)
+    if shimmed is not None:
+        shim = statistics.median(shimmed.times) - statistics.median(commands[0].times)
         print()
         print(f"The PATH shim adds about {1000 * shim:.0f} ms to every `crib retrieve` (median difference); "
               f"hooks should call {crib} directly.")
