@@ -59,6 +59,9 @@ from .timeutil import now_iso
 CLAUDE_CONTEXT_CAP = 10_000  # Claude Code replaces a longer injected string by a file path + preview
 HOOK_BUDGET = 9_000  # what crib's selection may use, leaving room for the fence and plugin blocks
 DEFAULT_TIMEOUT = 2.0  # seconds of hook work, well under Claude Code's own hook timeout
+VECTOR_SHARE = 0.6
+"""Share of the hook's budget the vector channel may wait for the prompt's embedding; after it,
+the vector channel is reported as skipped and the full-text and fact channels still answer."""
 MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
 STANDING_TYPES = ("decision", "correction")
@@ -90,6 +93,7 @@ class HookInput:
     source: str = ""
     transcript_path: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None  # time.perf_counter() when the hook's budget runs out
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
@@ -374,7 +378,10 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
 def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
     with _open_memory(db) as memory:
         budget = memory.settings.budget
-        if memory.prefetch(hook.prompt, worker=worker):  # meanwhile, load the template
+        give_up_at = None
+        if hook.deadline is not None:  # the vector may use part of the budget; the rest must still answer
+            give_up_at = hook.deadline - (1.0 - VECTOR_SHARE) * hook_timeout()
+        if memory.prefetch(hook.prompt, worker=worker, give_up_at=give_up_at):  # meanwhile, load the template
             from .render import CONTEXT, warm_template
 
             warm_template(CONTEXT, memory.settings.templates)
@@ -555,11 +562,13 @@ def run_hook(
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     timeout = hook_timeout()
+    started = time.perf_counter()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
             hook = parse_hook_input(_read(stdin), event)
+            hook.deadline = started + timeout
             db = resolve_db(hook)
             if own_process:  # one-shot process: make every component (and the log) agree on the db
                 os.environ["CRIB_DB"] = str(db)

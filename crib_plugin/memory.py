@@ -115,13 +115,14 @@ class Memory:
                 self.warnings.append(note)
         return recorded or wanted or "minilm"
 
-    def prefetch(self, text: str, *, worker: Any = None) -> bool:
+    def prefetch(self, text: str, *, worker: Any = None, give_up_at: float | None = None) -> bool:
         """Embed ``text`` in a forked worker while the rest of recall runs.
 
         For cold per-prompt processes (``crib retrieve``, the prompt hook): call it once the
         prompt is known and before :meth:`recall`; ``worker`` is one already forked by
-        :func:`crib_plugin.prefetch.fork_for` before this Memory existed. Returns whether the
-        worker is in use; when it is, :meth:`embedder` answers from it.
+        :func:`crib_plugin.prefetch.fork_for` before this Memory existed; ``give_up_at`` (a
+        ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
+        whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
         from . import prefetch
 
@@ -130,9 +131,9 @@ class Memory:
                 worker.cancel()
             return False
         if worker is None:
-            self._embedder = prefetch.start(self, text)
+            self._embedder = prefetch.start(self, text, give_up_at=give_up_at)
         else:
-            self._embedder = prefetch.attach(worker, self)
+            self._embedder = prefetch.attach(worker, self, give_up_at=give_up_at)
         return self._embedder is not None
 
     def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:

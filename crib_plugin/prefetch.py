@@ -16,7 +16,9 @@ The parent sees the child through :class:`PrefetchedEmbedder`, which stands in f
 (``Memory.embedder()``): it has the embedder's identity (name, model, dimension) and returns the
 prefetched vector — as little-endian float32 bytes, which is what sqlite-vec reads — for the
 prompt it was started with. Any other text, or a child that died or failed in an unexpected way,
-falls back to the real embedder in this process: slower, never different. An embedder error the
+falls back to the real embedder in this process: slower, never different. A child that misses its
+deadline (``give_up_at``: a hook's budget; else :data:`DEADLINE`) is killed and the embedder is
+reported unavailable, so the other channels still answer in time. An embedder error the
 child reports (weights cannot be fetched, Ollama down, unknown model) is raised in the parent as
 the same :mod:`~crib_plugin.errors` class with the same message, so the vector channel reports it
 exactly as it would have without the worker.
@@ -78,24 +80,27 @@ def fork_for(settings: "Settings", text: str) -> "Worker | None":
     return Worker.fork(text)
 
 
-def attach(worker: "Worker", memory: "Memory") -> "PrefetchedEmbedder | None":
+def attach(worker: "Worker", memory: "Memory", *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """Tell ``worker`` which embedder to run (``memory``'s) and return its stand-in.
 
     The factory travels by pickle, that is by reference to its module and name; a factory that
     cannot (a lambda, a closure) cancels the worker, and the embedder runs in-process as usual.
+    ``give_up_at`` (a ``time.perf_counter`` value) is when the vector channel stops waiting and
+    reports the embedder as unavailable, so the other channels still answer within a hook's budget;
+    by default :data:`DEADLINE` seconds after the parent starts waiting.
     """
     name = memory.embedder_name()
     factory = memory.registry.embedders.get(name.lower())
     if factory is None:  # unknown embedder: the in-process path reports it
         worker.cancel()
         return None
-    return worker.request(factory, lambda: memory.registry.make("embedders", name))
+    return worker.request(factory, lambda: memory.registry.make("embedders", name), give_up_at=give_up_at)
 
 
-def start(memory: "Memory", text: str) -> "PrefetchedEmbedder | None":
+def start(memory: "Memory", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """:func:`fork_for` and :func:`attach` in one step, for callers that already hold a Memory."""
     worker = fork_for(memory.settings, text)
-    return attach(worker, memory) if worker is not None else None
+    return attach(worker, memory, give_up_at=give_up_at) if worker is not None else None
 
 
 class Worker:
@@ -136,7 +141,9 @@ class Worker:
         os.close(answer_w)
         return cls(pid, request_w, answer_r, text)
 
-    def request(self, factory: Callable[[], Any], make_real: Callable[[], Any]) -> "PrefetchedEmbedder | None":
+    def request(
+        self, factory: Callable[[], Any], make_real: Callable[[], Any], *, give_up_at: float | None = None
+    ) -> "PrefetchedEmbedder | None":
         """Send the factory; the returned stand-in answers from the child. None if it cannot go."""
         fd, self._request_fd = self._request_fd, None
         if fd is None:
@@ -149,10 +156,11 @@ class Worker:
             self.cancel()
             return None
         os.close(fd)
-        return PrefetchedEmbedder(self, make_real)
+        return PrefetchedEmbedder(self, make_real, give_up_at=give_up_at)
 
     def read_message(self, deadline: float) -> dict[str, Any] | None:
-        """The child's next message; None when it died, closed the pipe or missed ``deadline``."""
+        """The child's next message; None when it died or closed the pipe. TimeoutError at
+        ``deadline`` (a ``time.perf_counter`` value)."""
         header = self._read_exactly(4, deadline)
         if header is None:
             return None
@@ -164,11 +172,14 @@ class Worker:
         return message if isinstance(message, dict) else None
 
     def _read_exactly(self, size: int, deadline: float) -> bytes | None:
+        """``size`` bytes; None when the child is gone. Raises TimeoutError at ``deadline``."""
         while len(self._buffer) < size:
             fd = self._answer_fd
+            if fd is None:
+                return None
             left = deadline - time.perf_counter()
-            if fd is None or left <= 0:
-                return None  # gone, or too slow: the parent embeds itself
+            if left <= 0:
+                raise TimeoutError
             try:
                 ready, _, _ = select.select([fd], [], [], left)
                 if not ready:
@@ -324,8 +335,9 @@ def _write_all(fd: int, data: bytes) -> None:
 class PrefetchedEmbedder:
     """Stands in for the store's embedder in the parent, answering from the worker's result."""
 
-    def __init__(self, worker: Worker, make_real: Callable[[], Any]) -> None:
+    def __init__(self, worker: Worker, make_real: Callable[[], Any], *, give_up_at: float | None = None) -> None:
         self.worker = worker
+        self.give_up_at = give_up_at
         self.text = worker.text
         self._make_real = make_real
         self._real: Any = None
@@ -339,13 +351,22 @@ class PrefetchedEmbedder:
     def answer(self, *, vector: bool = True) -> dict[str, Any]:
         """What the worker said: its identity, and (``vector=True``) the vector too.
 
-        Blocks until those messages arrive, at most :data:`DEADLINE` in all; a worker that
-        dies or misses it reads as ``fallback`` (the real embedder runs here).
+        Blocks until those messages arrive, at most until ``give_up_at`` (by default
+        :data:`DEADLINE` seconds). A worker that dies reads as ``fallback`` (the real embedder
+        runs here); one that misses the deadline reads as an unavailable embedder — embedding
+        here instead would only take longer still.
         """
         wanted = 2 if vector else 1
         started = time.perf_counter()
+        deadline = self.give_up_at if self.give_up_at is not None else started + DEADLINE
         while self._messages < wanted and "fallback" not in self._answer and "make_error" not in self._answer:
-            message = self.worker.read_message(started + DEADLINE)
+            try:
+                message = self.worker.read_message(deadline)
+            except TimeoutError:
+                step = "embed" if "name" in self._answer else "make"
+                self._answer[f"{step}_error"] = ("ModelUnavailable", "the embedder did not answer in time (prefetch worker)")
+                self._messages = 2  # nothing more is read from this worker
+                break
             self._messages += 1
             self._answer.update(message if message is not None else {"fallback": True})
         self.waited += time.perf_counter() - started

@@ -148,7 +148,9 @@ def test_never_exits_2_even_on_usage_errors(crib: Any) -> None:
 
 
 def test_hanging_embedder_gives_up_within_the_budget(crib: Any, fake_ollama: Any, tmp_path: Path) -> None:
-    ollama = {"OLLAMA_HOST": fake_ollama.host, "CRIB_EMBEDDER": "ollama", "CRIB_OLLAMA_TIMEOUT": "60"}
+    """Embedding in-process (no prefetch worker), a hanging embedder exhausts the whole budget:
+    the hook gives up, prints nothing and says so in the log."""
+    ollama = {"OLLAMA_HOST": fake_ollama.host, "CRIB_EMBEDDER": "ollama", "CRIB_OLLAMA_TIMEOUT": "60", "CRIB_PARALLEL": "0"}
     assert crib("write", input="type=decision Chose SQLite for storage.", env=ollama).returncode == 0
     fake_ollama.slow(20)
     started = time.monotonic()
@@ -158,6 +160,24 @@ def test_hanging_embedder_gives_up_within_the_budget(crib: Any, fake_ollama: Any
     assert elapsed < 10, f"the hook took {elapsed:.1f} s despite a 0.5 s budget"
     assert any("gave up after 0.5 s" in line for line in log_lines(tmp_path))
     assert fake_ollama.requests_to("/api/embed"), "the hook never reached the (hanging) embedder"
+
+
+def test_hanging_embedder_leaves_the_other_channels_to_answer(crib: Any, fake_ollama: Any, tmp_path: Path) -> None:
+    """With the prefetch worker, the vector channel stops waiting at 60 % of the budget and is
+    reported as skipped; full text and facts still answer within the budget."""
+    ollama = {"OLLAMA_HOST": fake_ollama.host, "CRIB_EMBEDDER": "ollama", "CRIB_OLLAMA_TIMEOUT": "60", "CRIB_PARALLEL": "1"}
+    text = "type=decision We chose SQLite as the database for storage."
+    assert crib("write", input=text, env=ollama).returncode == 0
+    fake_ollama.slow(20)
+    started = time.monotonic()
+    result = crib("hook", "user-prompt-submit", input=ups(), env={**ollama, "CRIB_HOOK_TIMEOUT": "1.5"})
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0 and elapsed < 10, f"the hook took {elapsed:.1f} s"
+    context = context_of(result.stdout)
+    assert "We chose SQLite as the database for storage." in context
+    assert 'channels="fts' in context and "vector" not in context.split("skipped=")[0]
+    assert "did not answer in time" in context
+    assert not any("gave up" in line for line in log_lines(tmp_path))
 
 
 def test_output_stays_under_claude_codes_cap(crib: Any, tmp_path: Path) -> None:

@@ -212,6 +212,9 @@ def _assert_gone(pid: int) -> None:
 
 
 def test_a_slow_worker_is_given_up_and_killed(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its deadline the worker is killed and the vector channel reports the embedder as not
+    answering; the other channels are exactly what they are without it (embedding here instead
+    would only take longer still)."""
     _swap_factory(monkeypatch, SlowInWorker())
     monkeypatch.setattr(prefetch, "DEADLINE", 0.3)
     serial, _, m1 = _retrieve("which storage engine did we pick?", "0", monkeypatch)
@@ -219,8 +222,27 @@ def test_a_slow_worker_is_given_up_and_killed(store: Path, monkeypatch: pytest.M
     parallel, started, m2 = _retrieve("which storage engine did we pick?", "1", monkeypatch)
     with m1, m2:
         assert started and time.monotonic() - started_at < 20
-        assert _summary(parallel) == _summary(serial)
+        by_name = {c.channel: c for c in parallel.channels}
+        assert not by_name["vector"].ran and "did not answer in time" in by_name["vector"].note
+        others = [c for c in _summary(serial)[1] if c[0] != "vector"]
+        assert [c for c in _summary(parallel)[1] if c[0] != "vector"] == others
+        assert not m2.embedder().fell_back
         _assert_gone(m2.embedder().worker_pid)
+
+
+def test_give_up_at_bounds_the_wait_for_the_vector(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook passes the moment its budget allows no more waiting; full text still answers."""
+    _swap_factory(monkeypatch, SlowToEmbed())
+    monkeypatch.setenv("CRIB_PARALLEL", "1")
+    started_at = time.perf_counter()
+    with Memory(create=False) as memory:
+        assert memory.prefetch("which runner should the backups use?", give_up_at=started_at + 0.5)
+        retrieval = memory.recall("which runner should the backups use?")
+        waited = time.perf_counter() - started_at
+        by_name = {c.channel: c for c in retrieval.channels}
+        assert not by_name["vector"].ran and "did not answer in time" in by_name["vector"].note
+        assert by_name["fts"].ran and by_name["fts"].hits
+        assert waited < 5
 
 
 def test_a_worker_that_is_not_needed_exits(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
