@@ -133,9 +133,10 @@ def _cache_path() -> str:
 def _cache_key() -> dict[str, Any]:
     """What the cached entry points depend on: interpreter, crib version, ``sys.path`` and mtimes.
 
-    A missing entry is kept with a null mtime, so creating it later (with a distribution inside)
-    changes the key too. Relative entries ("" is the current folder) are made absolute, so the same
-    command run from two folders gets two keys.
+    A missing entry, or a folder without distribution metadata, is kept with a null mtime (see
+    :func:`_metadata_mtime`), so adding a distribution there later changes the key too. Relative
+    entries ("" is the current folder) are made absolute, so the same command run from two folders
+    gets two keys.
     """
     from . import __version__
 
@@ -144,11 +145,7 @@ def _cache_key() -> dict[str, Any]:
         if not isinstance(entry, str):
             entry = os.fspath(entry) if isinstance(entry, os.PathLike) else str(entry)
         path = os.path.abspath(entry)
-        try:
-            mtime: int | None = os.stat(path).st_mtime_ns
-        except (OSError, ValueError):
-            mtime = None
-        paths.append([path, mtime])
+        paths.append([path, _metadata_mtime(path)])
     return {
         "python": sys.version,
         "executable": sys.executable,
@@ -156,6 +153,27 @@ def _cache_key() -> dict[str, Any]:
         "group": ENTRY_POINT_GROUP,
         "path": paths,
     }
+
+
+def _metadata_mtime(path: str) -> int | None:
+    """The mtime that matters for entry points found under a ``sys.path`` entry.
+
+    A folder counts by its mtime only while it holds distribution metadata (``*.dist-info``,
+    ``*.egg-info``): ``sys.path[0]`` is often the current folder (``python -m crib_plugin``, as the
+    hooks may run it), whose mtime moves with every file the user touches — keying on it would
+    make nearly every prompt rescan. A folder that gains metadata gains its mtime, so the key
+    still changes then. A zip counts by its mtime; a missing entry is None.
+    """
+    try:
+        mtime = os.stat(path).st_mtime_ns
+        if not os.path.isdir(path):
+            return mtime
+        with os.scandir(path) as listing:
+            if any(item.name.endswith((".dist-info", ".egg-info")) for item in listing):
+                return mtime
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _read_entries(path: str) -> list[dict[str, Any]]:

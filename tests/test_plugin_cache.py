@@ -214,6 +214,27 @@ def test_installing_a_distribution_invalidates(fakeplug: Site, monkeypatch: pyte
     assert {ep[0] for ep in fakeplug.cached()} == {"fakeplug", "otherplug"}
 
 
+def test_a_folder_without_distributions_does_not_key_by_its_mtime(
+    fakeplug: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The current folder on ``sys.path`` (``python -m crib_plugin`` in a project) changes all the
+    time; only a distribution appearing in it may cost a rescan."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setattr(sys, "path", [str(project), *sys.path])
+    scans = _count_scans(monkeypatch)
+    new_plugin_manager()
+    (project / "notes.txt").write_text("edited")
+    later = time.time_ns() - 3_600 * 10**9
+    os.utime(project, ns=(later, later))
+    assert new_plugin_manager().get_plugin("fakeplug") is not None
+    assert scans == [1], "an edit in a folder without distributions must not force a rescan"
+    (project / "late_dist-0.1.dist-info").mkdir()
+    os.utime(project, ns=(later + 10**9, later + 10**9))
+    new_plugin_manager()
+    assert scans == [1, 1], "a distribution appearing there must change the key"
+
+
 def test_a_stale_entry_whose_module_is_gone_rescans_once(fakeplug: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     info = fakeplug.add("other-dist", "crib_otherplug", {"otherplug": "crib_otherplug"})
     monkeypatch.setenv("CRIB_LOAD_PLUGINS", "fakeplug,otherplug")
