@@ -93,7 +93,8 @@ class HookInput:
     source: str = ""
     transcript_path: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
-    deadline: float | None = None  # time.perf_counter() when the hook's budget runs out
+    started: float | None = None  # time.perf_counter() when the hook began (set by run_hook)
+    budget: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT)
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
@@ -379,8 +380,8 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     with _open_memory(db) as memory:
         budget = memory.settings.budget
         give_up_at = None
-        if hook.deadline is not None:  # the vector may use part of the budget; the rest must still answer
-            give_up_at = hook.deadline - (1.0 - VECTOR_SHARE) * hook_timeout()
+        if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
+            give_up_at = hook.started + VECTOR_SHARE * hook.budget
         if memory.prefetch(hook.prompt, worker=worker, give_up_at=give_up_at):  # meanwhile, load the template
             from .render import CONTEXT, warm_template
 
@@ -568,7 +569,7 @@ def run_hook(
     def work() -> None:
         try:
             hook = parse_hook_input(_read(stdin), event)
-            hook.deadline = started + timeout
+            hook.started, hook.budget = started, timeout
             db = resolve_db(hook)
             if own_process:  # one-shot process: make every component (and the log) agree on the db
                 os.environ["CRIB_DB"] = str(db)

@@ -343,7 +343,6 @@ class PrefetchedEmbedder:
         self._real: Any = None
         self._answer: dict[str, Any] = {}  # the worker's messages, merged as they arrive
         self._messages = 0
-        self.waited = 0.0  # seconds the parent spent blocked on the worker
         self.worker_pid = worker.pid  # kept after the worker is reaped (its own pid is cleared)
 
     # -- the worker's answer ---------------------------------------------------------------
@@ -357,8 +356,7 @@ class PrefetchedEmbedder:
         here instead would only take longer still.
         """
         wanted = 2 if vector else 1
-        started = time.perf_counter()
-        deadline = self.give_up_at if self.give_up_at is not None else started + DEADLINE
+        deadline = self.give_up_at if self.give_up_at is not None else time.perf_counter() + DEADLINE
         while self._messages < wanted and "fallback" not in self._answer and "make_error" not in self._answer:
             try:
                 message = self.worker.read_message(deadline)
@@ -369,7 +367,6 @@ class PrefetchedEmbedder:
                 break
             self._messages += 1
             self._answer.update(message if message is not None else {"fallback": True})
-        self.waited += time.perf_counter() - started
         if self._messages >= 2 or "fallback" in self._answer or "make_error" in self._answer:
             self.close()  # nothing more will come
         return self._answer

@@ -135,8 +135,8 @@ _SWITCH = re.compile(
     rf"^(?P<s>.+?)\s+{NOW}(?:switched|moved|migrated|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", re.I)
 _SWITCH_BARE = re.compile(r"^(?:switched|moved|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", re.I)
 _NEG_USE = re.compile(
-    rf"^(?P<s>.+?)\s+(?:no longer uses?|does not use|doesn't use|do not use|don't use|did not use|didn't use|"
-    rf"never uses?|stopped using|dropped|removed|abandoned|got rid of|is no longer using|are no longer using)\s+(?P<o>.+)$",
+    r"^(?P<s>.+?)\s+(?:no longer uses?|does not use|doesn't use|do not use|don't use|did not use|didn't use|"
+    r"never uses?|stopped using|dropped|removed|abandoned|got rid of|is no longer using|are no longer using)\s+(?P<o>.+)$",
     re.I)
 _NEG_BARE = re.compile(r"^(?:no longer using|stopped using|dropped|removed|abandoned|got rid of)\s+(?P<o>.+)$", re.I)
 _NEG_VERB = re.compile(

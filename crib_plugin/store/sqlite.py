@@ -121,7 +121,7 @@ class SQLiteStore:
             with self.conn:
                 yield
         finally:
-            self._entries_changed()  # nothing read inside may outlive a rollback
+            self._forget_reads()  # nothing read inside may outlive a rollback
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement and return all rows; apsw errors become StoreError."""
@@ -186,7 +186,7 @@ class SQLiteStore:
         its indexed context, and its own text joins the context of the entry before it.
         """
         thread = thread_of(metadata)
-        self._entries_changed()
+        self._forget_reads()
         self.execute(
             "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread) VALUES (?, ?, ?, ?, ?, ?)",
             (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread),
@@ -221,7 +221,7 @@ class SQLiteStore:
             if neighbour is not None:
                 text = self.execute("SELECT content FROM entries WHERE id = ?", (neighbour,))[0][0]
                 parts.append(str(text)[:CONTEXT_CHARS])
-        self._entries_changed()
+        self._forget_reads()
         self.execute("UPDATE entries SET context = ? WHERE id = ?", ("\n".join(parts), entry_id))
 
     def find_duplicate(self, type: str, content: str, metadata: dict[str, Any]) -> int | None:
@@ -253,7 +253,7 @@ class SQLiteStore:
 
         The relevance gate asks for them on every retrieval and a cold process can read them ahead,
         while its prefetch worker embeds the prompt. They are forgotten when this connection
-        writes an entry (:meth:`_entries_changed`) or another connection commits (SQLite's
+        writes (:meth:`_forget_reads`) or another connection commits (SQLite's
         ``PRAGMA data_version``, which changes exactly then).
         """
         version = int(self.execute("PRAGMA data_version")[0][0])
@@ -262,8 +262,11 @@ class SQLiteStore:
             self._stats.clear()
         return self._stats
 
-    def _entries_changed(self) -> None:
+    def _forget_reads(self) -> None:
+        """Drop everything read ahead or counted (statistics, read-ahead vectors): this connection
+        is writing, or a transaction ended — nothing read before may be served after."""
         self._stats.clear()
+        self._vectors_ahead = ("", {})
 
     def count_entries(self) -> int:
         stats = self._statistics()
@@ -287,8 +290,7 @@ class SQLiteStore:
         """Delete an entry and its vectors and queue rows. Call inside a transaction."""
         if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
             return False
-        self._vectors_ahead = ("", {})
-        self._entries_changed()
+        self._forget_reads()
         for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
             self.load_vec()
             self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
@@ -390,7 +392,7 @@ class SQLiteStore:
     def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
         """Store one float32 vector for an entry (replacing any). Call inside a transaction."""
         self.load_vec()
-        self._vectors_ahead = ("", {})  # never serve a blob read before this write
+        self._forget_reads()  # never serve a blob read before this write
         self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
         self.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (entry_id, vector))
 
