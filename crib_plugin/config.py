@@ -122,3 +122,32 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         log_path=Path(log_path).expanduser() if log_path else None,
         parallel=PARALLEL_MODES[parallel_raw],
     )
+
+
+def _seconds(name: str, default: float, environ: dict[str, str] | None = None) -> float:
+    """A positive number of seconds from ``name``, else ``default``; ConfigError when malformed."""
+    raw = _env(name, environ)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not value > 0:
+        raise ConfigError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
+def busy_timeout(environ: dict[str, str] | None = None) -> float:
+    """``CRIB_BUSY_TIMEOUT``: seconds a writer waits for another's write lock (default 30)."""
+    return _seconds("CRIB_BUSY_TIMEOUT", 30.0, environ)
+
+
+def extract_budget(environ: dict[str, str] | None = None) -> float:
+    """``CRIB_EXTRACT_BUDGET``: seconds a write waits for fact extraction before queueing it (default 5)."""
+    return _seconds("CRIB_EXTRACT_BUDGET", 5.0, environ)
+
+
+def embed_budget(environ: dict[str, str] | None = None) -> float:
+    """``CRIB_EMBED_BUDGET``: seconds a write waits for its embedding before queueing it (default 10)."""
+    return _seconds("CRIB_EMBED_BUDGET", 10.0, environ)

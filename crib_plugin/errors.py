@@ -38,3 +38,31 @@ class ModelUnavailable(ModelError):
 
 class EmbedderMismatch(StoreError):
     """The store's vectors were made by another embedder than the one asked for; run `crib reindex`."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the database's write lock for longer than the busy timeout."""
+
+
+class StoreCorrupt(StoreError):
+    """The database file is damaged: truncated, overwritten or otherwise malformed."""
+
+
+class NotACribStore(StoreError):
+    """The file is empty, not a SQLite database, or a SQLite database that crib did not create."""
+
+
+class StoreTooNew(StoreError):
+    """The store was written by a newer crib (its schema version is above what this crib knows)."""
+
+
+class StoreOutdated(StoreError):
+    """A read command found an older schema; reads never migrate, ``crib init`` upgrades it."""
+
+
+class StoreFull(StoreError):
+    """The disk (or the database's page limit) is full: the write was rolled back, nothing stored."""
+
+
+class StoreReadOnly(StoreError):
+    """The database (or its directory) cannot be written by this process."""

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
@@ -61,12 +61,14 @@ class Memory:
         create: bool = True,
         embedder: Any = None,
         extractor: Any = None,
+        readonly: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
         self.path = Path(path) if path is not None else self.settings.db
         self.pm = pm or get_plugin_manager()
         self.registry = registry(self.pm)
         self._create = create
+        self._readonly = readonly  # read commands: opened read-only, never created or migrated
         self._store: Any = None
         self._embedder = embedder
         self._extractor = extractor
@@ -81,7 +83,7 @@ class Memory:
         if self._store is None:
             from .store import open_store
 
-            self._store = open_store(self.path, create=self._create)
+            self._store = open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly)
         return self._store
 
     def close(self) -> None:
@@ -265,10 +267,13 @@ class Memory:
         dedupe: bool = True,
         extract: bool = True,
         cleaned: bool = False,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> list[WriteReport]:
-        """Store several entries, embedding them in batches (the import and benchmark path)."""
-        from . import facts as facts_mod
+        """Store several entries (the import and benchmark path): all validated first, then
+        embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
+        ``on_progress(done, total)`` is called after each batch."""
         from .write import clean_content, validate_type
+        from .writepath import write_prepared
 
         prepared: list[NewEntry] = []
         for item in items:
@@ -278,37 +283,7 @@ class Memory:
             if not isinstance(item.metadata, dict):
                 raise InputError("metadata must be a JSON object")
             prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
-        store = self.store
-        reports: list[WriteReport | None] = [None] * len(prepared)
-        todo: list[int] = []
-        for index, item in enumerate(prepared):
-            dup = store.find_duplicate(item.type, item.content, item.metadata) if dedupe else None
-            if dup is not None:
-                reports[index] = WriteReport(dup, duplicate=True)
-            else:
-                todo.append(index)
-        notes: list[str] = []
-        previous = self._previous_in_thread([prepared[i] for i in todo])
-        vectors = self._embed([prepared[i].content for i in todo], previous, notes) if todo else []
-        key = self.embedder_key() if vectors else None
-        table = store.ensure_vector_space(key, len(vectors[0])) if vectors else None
-        from .channels.vectors import to_blob
-
-        for position, index in enumerate(todo):
-            item = prepared[index]
-            item_notes = list(notes)
-            triples = self._extract(item.content, item_notes) if extract else []
-            with store.transaction():
-                entry_id = store.insert_entry(item.type, item.content, item.created_at, item.metadata)
-                if vectors is not None and table is not None:
-                    store.put_vector(table, entry_id, to_blob(vectors[position]))
-                else:
-                    store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
-                fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
-            reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
-        if vectors and store.get_setting("embedder") is None:
-            store.set_setting("embedder", self.embedder_name())
-        return [r for r in reports if r is not None]
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress)
 
     def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
@@ -421,12 +396,18 @@ class Memory:
             facts_mod.forget_entry(store, entry_id)
             return bool(store.delete_entry(entry_id))
 
-    def reindex(self, embedder: str | None = None) -> dict[str, Any]:
-        """Embed every entry that lacks a vector in the (new) active embedder's space.
+    def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Drain the queues: extract the facts of entries whose extraction was deferred, then
+        embed every entry that lacks a vector in the (new) active embedder's space.
 
         ``embedder`` switches the store to another embedder explicitly: its vectors go to their own
         table, and the store records the new choice only once every entry has been embedded.
+        Each batch commits on its own (a kill keeps it; a rerun continues from the next);
+        ``on_progress(done, total)`` follows the batches.
         """
+        from .writepath import drain_extractions
+
+        extracted = drain_extractions(self, on_progress)
         store = self.store
         if embedder:
             embedder = embedder.lower()
@@ -436,12 +417,15 @@ class Memory:
         model = self.embedder()
         from .channels.vectors import to_blob
         from .models.base import embedder_key
+        from .store.sqlite import EXTRACT_QUEUE
 
         key = embedder_key(model)
         probe = model.embed_documents(["crib reindex probe"])
         table = store.ensure_vector_space(key, int(probe.shape[1]))
         missing = store.entries_without_vector(table)
         done = 0
+        if on_progress is not None:
+            on_progress(0, len(missing))
         for start in range(0, len(missing), EMBED_BATCH):
             ids = missing[start:start + EMBED_BATCH]
             entries = store.get_entries(ids)
@@ -455,10 +439,14 @@ class Memory:
                     store.put_vector(table, entry_id, to_blob(vector))
                     store.clear_pending(entry_id, model.name)
             done += len(ids)
+            if on_progress is not None:
+                on_progress(done, len(missing))
         with store.transaction():
             store.set_setting("embedder", model.name)
-            store.execute("DELETE FROM pending_embeddings WHERE entry_id IN (SELECT rowid FROM " + table + ")")
-        return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending())}
+            store.execute(
+                f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
+            )
+        return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
     def _previous_of(self, entry: Entry) -> str | None:
         from .store.sqlite import thread_of
@@ -475,11 +463,14 @@ class Memory:
         for entry in self.store.iter_entries():
             yield entry.to_json()
 
-    def import_records(self, records: Iterable[dict[str, Any]]) -> list[WriteReport]:
+    def import_records(
+        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+    ) -> list[WriteReport]:
         """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
 
         All records are validated before anything is written, so a bad line loses nothing and
-        writes nothing.
+        writes nothing. Then they are written in batches that each commit (a kill keeps every
+        batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
         """
         from .write import validate_type
 
@@ -499,7 +490,7 @@ class Memory:
             except InputError as exc:
                 raise InputError(f"record {number}: {exc}") from exc
             items.append(NewEntry(content, entry_type, created, metadata))
-        return self.write_many(items)
+        return self.write_many(items, on_progress=on_progress)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

@@ -4,8 +4,11 @@ Why apsw: Python's ``sqlite3`` module is often compiled without ``enable_load_ex
 machine, and on macOS's system Python), so sqlite-vec cannot be loaded through it. apsw ships its own
 SQLite with extension loading, FTS5 and the trigram tokenizer on every platform.
 
-Every write is one transaction; the database runs in WAL mode with a busy timeout so several agents
-can share one file.
+Every write is one transaction that takes the write lock up front (``BEGIN IMMEDIATE``); the
+database runs in WAL mode, and a busy handler with jittered backoff waits for another writer's lock
+(``CRIB_BUSY_TIMEOUT``), so several agents can share one file. Read commands open the file
+read-only (:func:`open_store` with ``readonly=True``): they never create, migrate or convert it.
+Damaged files raise one :class:`~crib_plugin.errors.StoreError` subclass naming the cause.
 """
 
 from __future__ import annotations
@@ -14,22 +17,37 @@ import importlib.util
 import json
 import os
 import re
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import apsw
 
-from ..errors import ExtensionError, StoreError
+from ..errors import (
+    ExtensionError,
+    NotACribStore,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreOutdated,
+    StoreReadOnly,
+    StoreTooNew,
+)
 from ..records import Entry
 from ..timeutil import now_iso
 from . import cjk
 from .schema import MIGRATIONS, latest_version
 
-BUSY_TIMEOUT_MS = 5000
+BUSY_SLEEP_CAP = 0.05  # longest single backoff step of the busy handler, seconds
+SQLITE_MAGIC = b"SQLite format 3\x00"
 TYPE_WEIGHT = 0.2  # BM25 weight of the entry type column
 CONTEXT_WEIGHT = 0.5  # BM25 weight of the thread-neighbour context column
 CONTEXT_CHARS = 1000  # each neighbour's share of an entry's context
+# The pending_embeddings "space" of entries whose fact extraction was deferred (model down or
+# slower than CRIB_EXTRACT_BUDGET); `crib reindex` drains it. One queue table, two kinds of work.
+EXTRACT_QUEUE = "extract"
 
 
 def thread_of(metadata: dict[str, Any]) -> str | None:
@@ -77,6 +95,75 @@ def _row_to_entry(row: Sequence[Any]) -> Entry:
     )
 
 
+class BusyHandler:
+    """SQLite busy handler: jittered exponential backoff until ``timeout`` seconds have passed.
+
+    SQLite calls it with the number of times it was already called for the same lock wait (0 on
+    the first). Full jitter (a random sleep up to the current step, capped at
+    :data:`BUSY_SLEEP_CAP`) keeps eight writers woken by one commit from colliding again in step.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.started = 0.0
+
+    def __call__(self, count: int) -> bool:
+        import random  # only a process that waits pays for it
+
+        now = time.monotonic()
+        if count == 0:
+            self.started = now
+        if now - self.started >= self.timeout:
+            return False
+        step = min(BUSY_SLEEP_CAP, 0.001 * (2 ** min(count, 10)))
+        time.sleep(random.uniform(0.2 * step, step))
+        return True
+
+
+def describe_file(path: Path) -> str | None:
+    """Why ``path`` cannot be a SQLite database judging by its bytes, or ``None`` if it might be.
+
+    Reads at most the 100-byte header: empty, not SQLite, or shorter than its header says
+    (truncated). Used to name the cause when SQLite reports a malformed file.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError:
+        return None
+    if size == 0:
+        return "is empty (0 bytes), not a crib database"
+    if not header.startswith(SQLITE_MAGIC[: len(header)]) or len(header) < len(SQLITE_MAGIC):
+        return "is not a SQLite database (it does not start with the SQLite header)"
+    if len(header) < 100:
+        return f"is truncated ({size} bytes, shorter than a SQLite header)"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96] and pages * page_size > size:
+        return f"is truncated ({size} bytes, its header says {pages * page_size})"
+    return None
+
+
+def store_error(exc: BaseException, path: Path | str, doing: str = "") -> StoreError:
+    """One clear :class:`StoreError` subclass for an apsw error met while using ``path``."""
+    where = f" ({doing})" if doing else ""
+    if isinstance(exc, StoreError):
+        return exc
+    if isinstance(exc, apsw.FullError):
+        return StoreFull(f"cannot write {path}: the disk or the database's size limit is full{where}; nothing was stored — free space and retry")
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
+        return StoreReadOnly(f"cannot write {path}: the file or its directory is read-only{where}")
+    if isinstance(exc, apsw.BusyError):
+        return StoreBusy(f"{path} stayed locked by another writer for longer than CRIB_BUSY_TIMEOUT{where}")
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        cause = describe_file(Path(path)) or f"is damaged ({exc})"
+        cls = NotACribStore if "not a SQLite" in cause or "empty" in cause else StoreCorrupt
+        return cls(f"{path} {cause}; crib left it untouched")
+    return StoreError(f"database error{where}: {exc}")
+
+
 def _space_table(key: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
     return f"vec_{slug}"[:60]
@@ -91,9 +178,10 @@ class SQLiteStore:
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, conn: apsw.Connection) -> None:
+    def __init__(self, path: Path, conn: apsw.Connection, readonly: bool = False) -> None:
         self.path = path
         self.conn = conn
+        self.readonly = readonly
         self._vec_loaded = False
         self._vocab_ready = False
         self._vectors_ahead: tuple[str, dict[int, bytes]] = ("", {})  # see prefetch_vectors
@@ -116,19 +204,48 @@ class SQLiteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic unit: commits on success, rolls back on any exception."""
+        """One atomic unit: commits on success, rolls back on any exception.
+
+        The outermost transaction starts with ``BEGIN IMMEDIATE``: it takes the write lock before
+        reading anything, so it can never fail half-way for a lock (a deferred transaction cannot
+        upgrade once another writer has committed — that failed 13 % of parallel writes). While
+        another process holds the lock the busy handler waits, with jitter, up to
+        ``CRIB_BUSY_TIMEOUT``. A nested call is a savepoint inside the outer transaction.
+        """
         try:
-            with self.conn:
+            if self.conn.in_transaction:
+                with self.conn:  # apsw: a savepoint when a transaction is open
+                    yield
+                return
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except apsw.Error as exc:
+                raise store_error(exc, self.path, "starting a write") from None
+            try:
                 yield
+            except BaseException:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except apsw.Error:  # SQLite already rolled back (e.g. after SQLITE_FULL)
+                    pass
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except apsw.Error as exc:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except apsw.Error:
+                    pass
+                raise store_error(exc, self.path, "committing") from None
         finally:
             self._forget_reads()  # nothing read inside may outlive a rollback
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one statement and return all rows; apsw errors become StoreError."""
+        """Run one statement and return all rows; apsw errors become StoreError subclasses."""
         try:
             return list(self.conn.execute(sql, bindings))
         except apsw.Error as exc:
-            raise StoreError(f"database error: {exc}") from exc
+            raise store_error(exc, self.path) from exc
 
     def load_vec(self) -> None:
         """Load sqlite-vec into this connection (once)."""
@@ -142,19 +259,27 @@ class SQLiteStore:
         self._vec_loaded = True
 
     def migrate(self) -> int:
-        """Bring the schema to the latest version; returns the version reached."""
-        current = self.schema_version()
-        for migration in MIGRATIONS:
-            if migration.version <= current:
-                continue
-            try:
-                with self.conn:
-                    self.conn.execute(migration.sql)
-                    if migration.backfill is not None:
-                        migration.backfill(self.conn)
-                    self.conn.execute(f"PRAGMA user_version = {int(migration.version)}")
-            except apsw.Error as exc:
-                raise StoreError(f"migration {migration.version} ({migration.name}) failed: {exc}") from exc
+        """Bring the schema to the latest version; returns the version reached.
+
+        Serialised across processes: every pending migration runs in one ``BEGIN IMMEDIATE``
+        transaction, and the version is read again once the write lock is held, so a process that
+        waited behind another's migration finds the work done instead of repeating it.
+        """
+        with self.transaction():
+            current = self.schema_version()
+            for migration in MIGRATIONS:
+                if migration.version <= current:
+                    continue
+                try:
+                    with self.conn:  # savepoint: a failed migration names itself
+                        self.conn.execute(migration.sql)
+                        if migration.backfill is not None:
+                            migration.backfill(self.conn)
+                        self.conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+                except apsw.Error as exc:
+                    if isinstance(exc, (apsw.FullError, apsw.ReadOnlyError, apsw.BusyError)):
+                        raise store_error(exc, self.path, f"migration {migration.version}") from None
+                    raise StoreError(f"migration {migration.version} ({migration.name}) failed: {exc}") from exc
         return self.schema_version()
 
     def schema_version(self) -> int:
@@ -167,11 +292,12 @@ class SQLiteStore:
         return str(rows[0][0]) if rows else default
 
     def set_setting(self, key: str, value: str) -> None:
-        self.execute(
-            "INSERT INTO settings(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        with self.transaction():
+            self.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     def settings(self) -> dict[str, str]:
         return {str(k): str(v) for k, v in self.execute("SELECT key, value FROM settings")}
@@ -245,8 +371,11 @@ class SQLiteStore:
 
     def iter_entries(self, order: str = "id") -> Iterator[Entry]:
         column = {"id": "id", "created_at": "created_at, id"}[order]
-        for row in self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY {column}"):
-            yield _row_to_entry(row)
+        try:
+            for row in self.conn.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY {column}"):
+                yield _row_to_entry(row)
+        except apsw.Error as exc:
+            raise store_error(exc, self.path, "reading entries") from exc
 
     def _statistics(self) -> dict[str, int]:
         """Entry count and term document frequencies read so far, while the database is unchanged.
@@ -375,13 +504,19 @@ class SQLiteStore:
         return {str(k): (str(t), int(d)) for k, t, d in self.execute("SELECT key, table_name, dim FROM vector_spaces")}
 
     def ensure_vector_space(self, key: str, dim: int) -> str:
-        """Create (once) the cosine vec0 table for an embedder identity and return its name."""
+        """Create (once) the cosine vec0 table for an embedder identity and return its name.
+
+        Checked again under the write lock: two first writers must not both create it.
+        """
         existing = self.vector_space(key)
         if existing:
             return existing[0]
         self.load_vec()
         table = _space_table(key)
         with self.transaction():
+            existing = self.vector_space(key)
+            if existing:
+                return existing[0]
             self.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(embedding float[{int(dim)}] distance_metric=cosine)")
             self.execute(
                 "INSERT INTO vector_spaces(key, table_name, dim, created_at) VALUES (?, ?, ?, ?)",
@@ -495,14 +630,22 @@ class SQLiteStore:
         )
 
     def pending(self, space: str | None = None) -> list[int]:
+        """Entries queued for an embedding (in ``space``, or any space); ``EXTRACT_QUEUE`` for facts."""
         if space is None:
-            rows = self.execute("SELECT DISTINCT entry_id FROM pending_embeddings ORDER BY entry_id")
+            rows = self.execute(
+                "SELECT DISTINCT entry_id FROM pending_embeddings WHERE space != ? ORDER BY entry_id", (EXTRACT_QUEUE,)
+            )
         else:
             rows = self.execute("SELECT entry_id FROM pending_embeddings WHERE space = ? ORDER BY entry_id", (space,))
         return [int(r[0]) for r in rows]
 
     def clear_pending(self, entry_id: int, space: str) -> None:
         self.execute("DELETE FROM pending_embeddings WHERE entry_id = ? AND space = ?", (entry_id, space))
+
+    def pending_counts(self) -> dict[str, int]:
+        """Queued work per kind: ``embedding:<space>`` and ``extraction`` (for ``crib doctor``)."""
+        rows = self.execute("SELECT space, count(*) FROM pending_embeddings GROUP BY space ORDER BY space")
+        return {("extraction" if space == EXTRACT_QUEUE else f"embedding:{space}"): int(n) for space, n in rows}
 
 
 def sqlite_capabilities() -> dict[str, Any]:
@@ -537,39 +680,132 @@ def sqlite_capabilities() -> dict[str, Any]:
     return info
 
 
-def open_store(path: Path | str, *, create: bool = True, migrate: bool = True) -> SQLiteStore:
+def _connect(target: str, flags: int, timeout: float) -> apsw.Connection:
+    conn = apsw.Connection(target, flags=flags)
+    conn.setbusyhandler(BusyHandler(timeout))
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _busy_timeout() -> float:
+    from ..config import busy_timeout
+
+    return busy_timeout()
+
+
+def _open_readonly(path: Path, timeout: float) -> apsw.Connection:
+    """A read-only connection; ``immutable=1`` when SQLite cannot open the WAL index read-only
+    (a WAL store in a read-only directory, with no ``-shm`` file: nobody can be writing it)."""
+    try:
+        conn = _connect(str(path), apsw.SQLITE_OPEN_READONLY, timeout)
+        conn.execute("PRAGMA user_version")  # opens the file for real (and the WAL index)
+        return conn
+    except apsw.CantOpenError:
+        from urllib.parse import quote
+
+        uri = f"file:{quote(str(path.resolve()))}?immutable=1"
+        return _connect(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, timeout)
+
+
+def _create_atomically(path: Path, timeout: float) -> None:
+    """Create a fully migrated store at ``path`` unless one appears there first.
+
+    The store is built beside it under a temporary name and linked into place (``os.link`` fails
+    when the name exists), so a concurrent opener sees either no file or a complete store — never
+    an empty file or half a schema (8 simultaneous first writes used to fail 31 times in 40).
+    """
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        conn = _connect(str(tmp), apsw.SQLITE_OPEN_READWRITE, timeout)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            SQLiteStore(tmp, conn).migrate()
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+        except OSError:  # a filesystem without hard links: rename, unless someone beat us
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            try:
+                leftover.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _check_store(store: SQLiteStore, readonly: bool) -> None:
+    """Refuse a file that is not a crib store, is too new, or (read-only) would need migrating."""
+    path = store.path
+    version = store.schema_version()
+    if version > latest_version():
+        raise StoreTooNew(f"{path} has schema version {version}, newer than this crib knows ({latest_version()}); upgrade crib")
+    tables = {str(r[0]) for r in store.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    if version == 0 and tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise NotACribStore(f"{path} is a SQLite database that crib did not create (tables: {shown}); crib left it untouched")
+    if version == 0 and (readonly or path.stat().st_size == 0):
+        raise NotACribStore(f"{path} {describe_file(path) or 'is an empty SQLite database, not a crib store'}; crib left it untouched")
+    if version > 0 and "entries" not in tables:
+        raise NotACribStore(f"{path} is a SQLite database with user_version {version} but no crib tables; crib left it untouched")
+    if readonly and version < latest_version():
+        raise StoreOutdated(f"{path} has schema version {version}, older than this crib's {latest_version()}; run `crib init` to upgrade it (read commands never migrate)")
+
+
+def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, readonly: bool = False) -> SQLiteStore:
     """Open (and by default create and migrate) the database at ``path``.
 
     With ``create=False`` a missing file raises StoreError instead of being created — retrieval
-    must never leave an empty database behind.
+    must never leave an empty database behind. With ``readonly=True`` the file is opened
+    read-only: nothing is created, migrated or switched to WAL, and a read-only file or directory
+    can still be read. Every failure is one :class:`StoreError` subclass naming the cause, and the
+    file is left as it was.
     """
     path = Path(path)
-    if not create and not path.exists():
-        raise StoreError(f"no crib database at {path}")
-    flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
+    timeout = _busy_timeout()
+    if not path.exists():
+        if not create or readonly:
+            raise StoreError(f"no crib database at {path}")
+        try:
+            _create_atomically(path, timeout)
+        except apsw.Error as exc:
+            raise store_error(exc, path, "creating the database") from exc
+        except OSError as exc:
+            raise StoreReadOnly(f"cannot create crib database {path}: {exc.strerror or exc}") from exc
+    if path.is_dir():
+        raise NotACribStore(f"{path} is a directory, not a crib database")
     try:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        conn = apsw.Connection(str(path), flags=flags)
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        conn.execute("PRAGMA foreign_keys = ON")
-        mode = list(conn.execute("PRAGMA journal_mode = WAL"))
-        del mode
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except (apsw.Error, OSError) as exc:
-        raise StoreError(f"cannot open crib database {path}: {exc}") from exc
-    store = SQLiteStore(path, conn)
-    try:
-        if migrate and store.schema_version() < latest_version():
-            store.migrate()
-        elif store.schema_version() > latest_version():
-            raise StoreError(
-                f"{path} has schema version {store.schema_version()}, newer than this crib ({latest_version()}); upgrade crib"
-            )
+        if readonly:
+            conn = _open_readonly(path, timeout)
+        else:
+            conn = _connect(str(path), apsw.SQLITE_OPEN_READWRITE, timeout)
     except apsw.Error as exc:
-        store.close()
-        raise StoreError(f"{path} is not a crib database: {exc}") from exc
+        if not readonly and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
+            raise StoreReadOnly(f"cannot open {path} for writing: the file or its directory is read-only") from exc
+        raise store_error(exc, path, "opening") from exc
+    store = SQLiteStore(path, conn, readonly=readonly)
+    try:
+        _check_store(store, readonly)
+        if not readonly:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")  # a no-op on crib's own stores
+                conn.execute("PRAGMA synchronous = NORMAL")
+            except apsw.Error as exc:
+                raise store_error(exc, path, "opening for writing") from exc
+            if migrate and store.schema_version() < latest_version():
+                store.migrate()
     except StoreError:
         store.close()
         raise
+    except apsw.Error as exc:
+        store.close()
+        raise store_error(exc, path, "opening") from exc
     return store

@@ -1,0 +1,245 @@
+"""The write path behind ``Memory.write_many``: compute first, then write in short transactions.
+
+Why it is shaped like this (issue 10):
+
+* **Slow work outside the lock.** Embedding and fact extraction run before the write
+  transaction starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
+  Work that fails or overruns is queued in ``pending_embeddings`` (an embedding per space, an
+  extraction under :data:`~crib_plugin.store.sqlite.EXTRACT_QUEUE`) and ``crib reindex`` does it
+  later — the entry itself is always kept.
+* **One transaction per batch.** The entries of a batch (:data:`WRITE_BATCH`), their index rows,
+  vectors, queue rows and facts are written in one ``BEGIN IMMEDIATE`` transaction, so a kill
+  keeps every batch committed before it and loses nothing half-written.
+* **Resumable.** Duplicates (same type, content and metadata — already stored, or earlier in the
+  same call) are skipped *before* anything is embedded, and checked again under the write lock,
+  so a rerun after a kill neither stores twice nor redoes the embedding of what was kept.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+
+from .errors import ModelUnavailable
+from .records import Triple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory, NewEntry, WriteReport
+
+T = TypeVar("T")
+WRITE_BATCH = 64  # entries per transaction on the bulk paths (import, write_many)
+Progress = Callable[[int, int], None]
+
+
+def run_within(fn: Callable[[], T], budget: float, what: str) -> T:
+    """``fn()`` in a daemon thread, waiting at most ``budget`` seconds for it.
+
+    Raises :class:`ModelUnavailable` when the budget runs out; the thread is abandoned (a daemon:
+    it cannot keep the process alive) and whatever it returns later is ignored. Exceptions of
+    ``fn`` are re-raised here.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"crib-{what}", daemon=True)
+    worker.start()
+    worker.join(budget)
+    if worker.is_alive():
+        raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+@dataclass
+class Budgets:
+    """Per-call budgets and the memory of a model that already failed in this call (so a bulk
+    import does not wait a full budget again for every batch once the model is known to be down)."""
+
+    embed: float
+    extract: float
+    embed_down: str | None = None
+    extract_down: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
+    from .store.sqlite import content_hash
+
+    return (item.type, content_hash(item.content), json.dumps(item.metadata, sort_keys=True, ensure_ascii=False))
+
+
+def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, str]:
+    """Vectors for ``items`` (None when the embedder failed or overran) and the reason if so."""
+    if budgets.embed_down is not None:
+        return None, budgets.embed_down
+    notes: list[str] = []
+    previous = memory._previous_in_thread(items)
+    from .memory import EMBED_BATCH
+
+    budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH)
+    try:
+        vectors = run_within(lambda: memory._embed([i.content for i in items], previous, notes), budget, "embedding")
+    except ModelUnavailable as exc:
+        vectors, notes = None, [f"vector not stored (queued for `crib reindex`): {exc}"]
+    if vectors is None:
+        budgets.embed_down = notes[0] if notes else "embedder unavailable"
+        return None, budgets.embed_down
+    return vectors, ""
+
+
+def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
+    """Triples for ``content``; ``None`` with the reason when extraction failed or overran."""
+    if budgets.extract_down is not None:
+        return None, budgets.extract_down
+    try:
+        triples = run_within(lambda: list(memory.extractor().extract(content)), budgets.extract, "fact extraction")
+    except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
+        budgets.extract_down = f"facts not extracted (queued for `crib reindex`): {exc}"
+        return None, budgets.extract_down
+    return triples, ""
+
+
+def write_prepared(
+    memory: "Memory",
+    prepared: Sequence["NewEntry"],
+    *,
+    dedupe: bool = True,
+    extract: bool = True,
+    batch: int = WRITE_BATCH,
+    on_progress: Progress | None = None,
+) -> list["WriteReport"]:
+    """Write validated entries batch by batch (see the module docstring); one report per item."""
+    from .config import embed_budget, extract_budget
+    from .memory import WriteReport
+
+    budgets = Budgets(embed=embed_budget(), extract=extract_budget())
+    reports: list[WriteReport | None] = [None] * len(prepared)
+    seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
+    for start in range(0, len(prepared), max(1, batch)):
+        indexes = range(start, min(start + max(1, batch), len(prepared)))
+        todo: list[int] = []
+        for index in indexes:
+            item = prepared[index]
+            if dedupe:
+                key = _dedupe_key(item)
+                dup = memory.store.find_duplicate(item.type, item.content, item.metadata)
+                if dup is not None:
+                    reports[index] = WriteReport(dup, duplicate=True)
+                    continue
+                if key in seen:
+                    reports[index] = None  # filled once its first copy is written
+                    continue
+                seen[key] = index
+            todo.append(index)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe)
+        if dedupe:  # later copies of an item written in this call point at it
+            for index in indexes:
+                if reports[index] is None:
+                    first = reports[seen[_dedupe_key(prepared[index])]]
+                    assert first is not None
+                    reports[index] = WriteReport(first.entry_id, duplicate=True)
+        if on_progress is not None:
+            on_progress(indexes.stop, len(prepared))
+    return [r for r in reports if r is not None]
+
+
+def _write_batch(
+    memory: "Memory",
+    prepared: Sequence["NewEntry"],
+    todo: Sequence[int],
+    reports: list[Any],
+    budgets: Budgets,
+    *,
+    extract: bool,
+    dedupe: bool,
+) -> None:
+    """Compute the batch's vectors and facts, then write it in one IMMEDIATE transaction."""
+    if not todo:
+        return
+    from . import facts as facts_mod
+    from .channels.vectors import to_blob
+    from .memory import WriteReport
+    from .store.sqlite import EXTRACT_QUEUE
+
+    store = memory.store
+    items = [prepared[i] for i in todo]
+    vectors, embed_note = embed_batch(memory, items, budgets)
+    key = memory.embedder_key() if vectors else None
+    extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
+    space = memory.embedder_name()
+    with store.transaction():
+        table = store.ensure_vector_space(key, len(vectors[0])) if vectors and key else None
+        for position, index in enumerate(todo):
+            item = prepared[index]
+            if dedupe:  # another writer may have stored it while this batch was being computed
+                dup = store.find_duplicate(item.type, item.content, item.metadata)
+                if dup is not None:
+                    reports[index] = WriteReport(dup, duplicate=True)
+                    continue
+            notes: list[str] = []
+            entry_id = store.insert_entry(item.type, item.content, item.created_at, item.metadata)
+            if vectors is not None and table is not None:
+                store.put_vector(table, entry_id, to_blob(vectors[position]))
+            else:
+                store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
+                notes.append(embed_note)
+            triples, extract_note = extracted[position]
+            if triples is None:
+                store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
+                notes.append(extract_note)
+                triples = []
+            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+            reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
+        if vectors and store.get_setting("embedder") is None:
+            store.set_setting("embedder", space)
+
+
+def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:
+    """Extract the facts of every entry queued under ``EXTRACT_QUEUE``; returns how many.
+
+    Maintenance (``crib reindex``): no budget beyond the extractor's own timeouts. Each batch is
+    extracted first and then written in one transaction that records the facts and clears the
+    queue rows; an extractor failure stops the drain with a :class:`ModelError`, leaving the rest
+    queued.
+    """
+    from . import facts as facts_mod
+    from .errors import ModelError
+    from .store.sqlite import EXTRACT_QUEUE
+
+    store = memory.store
+    queued = store.pending(EXTRACT_QUEUE)
+    done = 0
+    for start in range(0, len(queued), batch):
+        entries = store.get_entries(queued[start:start + batch])
+        found: list[tuple[int, list[Triple]]] = []
+        for entry_id, entry in sorted(entries.items()):
+            try:
+                found.append((entry_id, list(memory.extractor().extract(entry.content))))
+            except Exception as exc:  # report it; what was extracted so far is still written
+                _record_extractions(store, facts_mod, entries, found, queued[start:start + batch], EXTRACT_QUEUE)
+                raise ModelError(f"fact extraction failed after {done + len(found)} queued entries: {exc}") from exc
+        _record_extractions(store, facts_mod, entries, found, queued[start:start + batch], EXTRACT_QUEUE)
+        done += len(found)
+        if on_progress is not None:
+            on_progress(done, len(queued))
+    return done
+
+
+def _record_extractions(store: Any, facts_mod: Any, entries: dict[int, Any], found: Sequence[tuple[int, list[Triple]]],
+                        ids: Sequence[int], queue: str) -> None:
+    with store.transaction():
+        for entry_id, triples in found:
+            entry = entries[entry_id]
+            facts_mod.record_facts(store, entry_id, triples, valid_from=entry.created_at, entry_type=entry.type)
+            store.clear_pending(entry_id, queue)
+        for entry_id in ids:  # queue rows of entries forgotten meanwhile
+            if entry_id not in entries:
+                store.clear_pending(entry_id, queue)
