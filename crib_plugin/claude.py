@@ -305,7 +305,7 @@ def _open_memory(db: Path) -> Any:
     settings = load_settings()
     settings.db = db
     settings.budget = min(settings.budget, HOOK_BUDGET)
-    return Memory(create=False, settings=settings)
+    return Memory(create=False, settings=settings, readonly=True)
 
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:

@@ -118,7 +118,7 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
     from .config import parse_channels
 
     names = parse_channels(",".join(channels)) if channels else None
-    with open_memory(create=False) as memory:
+    with open_memory(create=False, readonly=True) as memory:
         retrieval = memory.recall(query, channels=names)
         hits = retrieval.hits[:limit]
         warn_all(memory)
@@ -160,7 +160,7 @@ def import_(file: Any) -> None:
 @cli.command()
 def export() -> None:
     """Write every entry as JSONL to stdout (id, type, content, created_at, metadata)."""
-    with open_memory(create=False) as memory:
+    with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
             click.echo(json.dumps(record, ensure_ascii=False))
 
@@ -183,7 +183,7 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
     from .facts import facts_command_output
 
-    with open_memory(create=False) as memory:
+    with open_memory(create=False, readonly=True) as memory:
         click.echo(facts_command_output(memory.store, entity, all_versions, as_json))
 
 

@@ -53,7 +53,7 @@ def run_doctor() -> dict[str, Any]:
         try:
             from .memory import Memory
 
-            with Memory(create=False, settings=settings) as memory:
+            with Memory(create=False, settings=settings, readonly=True) as memory:
                 store = memory.store
                 database.update(
                     schema_version=store.schema_version(),
@@ -61,6 +61,7 @@ def run_doctor() -> dict[str, Any]:
                     embedder=store.get_setting("embedder"),
                     vector_spaces=sorted(store.vector_spaces()),
                     pending_embeddings=len(store.pending()),
+                    queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
                 )
                 embedder_name = memory.embedder_name()
                 if memory.warnings:

@@ -72,7 +72,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
             from .memory import Memory
             from .render import FORMATS
 
-            with Memory(create=False, settings=settings) as memory:
+            with Memory(create=False, settings=settings, readonly=True) as memory:
                 if memory.prefetch(text, worker=worker):  # meanwhile, load the template
                     from .render import warm_template
 
@@ -81,6 +81,9 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
                 block = memory.render(retrieval, template=FORMATS[fmt])
                 for note in memory.warnings:
                     print(f"crib: warning: {note}", file=sys.stderr)
+                for result in retrieval.channels:  # a failing model is said, not swallowed
+                    if not result.ran:
+                        print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
                 if explain:
                     from .explain import explain_text
 

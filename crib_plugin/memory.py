@@ -389,6 +389,8 @@ class Memory:
 
     def forget(self, entry_id: int) -> bool:
         """Delete an entry, its index rows, vectors and fact sources. False if it did not exist."""
+        if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
+            return False
         store = self.store
         with store.transaction():
             from . import facts as facts_mod
