@@ -75,6 +75,9 @@ def writer(index: int, writes: int, env: dict[str, str], tally: Tally) -> None:
                 tally.failed += 1
                 if len(tally.failures) < 10:
                     tally.failures.append(f"exit {result.returncode}: {result.stderr.strip()[-300:]}")
+            if tally.attempted % 100 == 0:  # progress for long runs (stderr; the table goes to stdout)
+                print(f"stress: {tally.attempted} writes, {tally.failed} failed, {tally.reads} reads, "
+                      f"{tally.read_errors} reader errors", file=sys.stderr, flush=True)
 
 
 def reader(index: int, env: dict[str, str], stop: threading.Event, tally: Tally, pause: float) -> None:
