@@ -268,15 +268,18 @@ class Memory:
     ) -> list[WriteReport]:
         """Store several entries, embedding them in batches (the import and benchmark path)."""
         from . import facts as facts_mod
+        from .limits import check_entry, check_metadata
         from .write import clean_content, validate_type
 
         prepared: list[NewEntry] = []
         for item in items:
+            if not cleaned:
+                check_entry(item.content)  # before the cleaning regexes run over it
             content = item.content if cleaned else clean_content(item.content)
             if not content:
                 raise InputError("nothing to write: the text is empty (after removing memory blocks)")
-            if not isinstance(item.metadata, dict):
-                raise InputError("metadata must be a JSON object")
+            check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
+            check_metadata(item.metadata)
             prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
         store = self.store
         reports: list[WriteReport | None] = [None] * len(prepared)
@@ -481,6 +484,7 @@ class Memory:
         All records are validated before anything is written, so a bad line loses nothing and
         writes nothing.
         """
+        from .limits import check_entry, check_metadata
         from .write import validate_type
 
         items: list[NewEntry] = []
@@ -491,9 +495,9 @@ class Memory:
             if not isinstance(content, str) or not content.strip():
                 raise InputError(f"record {number}: 'content' must be a non-empty string")
             metadata = record.get("metadata") or {}
-            if not isinstance(metadata, dict):
-                raise InputError(f"record {number}: 'metadata' must be an object")
             try:
+                check_entry(content)
+                check_metadata(metadata)
                 entry_type = validate_type(str(record.get("type") or "note"))
                 created = normalise_iso(record.get("created_at"))
             except InputError as exc:
