@@ -103,20 +103,25 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 
 
 def parse_hook_input(raw: str, event: str) -> HookInput:
-    """Parse the hook's stdin. Plain text (not JSON) is taken as the prompt, for manual use."""
+    """Parse the hook's stdin. Plain text (not JSON) is taken as the prompt, for manual use.
+
+    The prompt is bounded (:func:`crib_plugin.limits.bound_prompt`): retrieval's cost does not grow
+    with it past ``MAX_PROMPT_CHARS``."""
+    from .limits import bound_prompt
+
     text = raw.strip()
     data: Any = None
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             data = None
     if not isinstance(data, dict):
-        return HookInput(event=event, prompt=text)
+        return HookInput(event=event, prompt=bound_prompt(text))
     return HookInput(
         event=event,
         session_id=_text(data, "session_id").strip(),
-        prompt=_text(data, "prompt").strip(),
+        prompt=bound_prompt(_text(data, "prompt").strip()),
         cwd=_text(data, "cwd"),
         source=_text(data, "source").strip().lower(),
         transcript_path=_text(data, "transcript_path"),
@@ -530,10 +535,16 @@ HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
 
 
 def _read(stream: IO[str] | None) -> str:
+    """At most ``MAX_HOOK_STDIN_BYTES`` of stdin, invalid UTF-8 replaced (never an error)."""
+    from .limits import MAX_HOOK_STDIN_BYTES
+
     if stream is None or stream.closed:
         return ""
     try:
-        return stream.read()
+        source = getattr(stream, "buffer", None)
+        if source is None:
+            return stream.read(MAX_HOOK_STDIN_BYTES)
+        return source.read(MAX_HOOK_STDIN_BYTES).decode("utf-8", "replace")
     except (OSError, ValueError):
         return ""
 
@@ -564,6 +575,10 @@ def run_hook(
     stdout = sys.stdout if stdout is None else stdout
     timeout = hook_timeout()
     started = time.perf_counter()
+    from . import deadline
+
+    if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
+        return _run_forked(event, stdin, stdout, timeout, started)
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -606,6 +621,49 @@ def run_hook(
     except (OSError, ValueError) as exc:
         _log(event, exc)
     return 0
+
+
+def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:
+    """:func:`run_hook` for a hook process: :func:`crib_plugin.deadline.run_in_child` does the work
+    in a forked child and, at the deadline, kills it and leaves with nothing printed."""
+    from . import deadline
+
+    origin = started - deadline.process_age()  # the budget counts from the process's start
+
+    def answer(note: Callable[[dict[str, Any]], None]) -> tuple[str, Any] | None:
+        try:
+            hook = parse_hook_input(_read(stdin), event)
+            hook.started, hook.budget = origin, timeout
+            db = resolve_db(hook)
+            os.environ["CRIB_DB"] = str(db)  # one-shot process: every component (and the log) agrees
+            note({"db": str(db)})  # so the parent logs a timeout beside this database
+            result = HANDLERS[event](hook, db)
+            if result is None:
+                return None
+            state = result.state
+            record = None if state is None or state.path is None else {
+                "path": str(state.path), "session_id": state.session_id,
+                "entries": sorted(state.entries), "facts": sorted(state.facts),
+            }
+            return result.output(), record
+        except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
+            _log(event, exc)
+            return None
+
+    def commit(record: Any) -> None:
+        if isinstance(record, dict) and isinstance(record.get("path"), str):
+            state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
+                                 _int_set(record.get("entries")), _int_set(record.get("facts")))
+            HookResult(event, "", state).commit()
+
+    def on_timeout(notes: list[dict[str, Any]]) -> None:
+        db = next((n["note"]["db"] for n in notes if isinstance(n.get("note"), dict) and "db" in n["note"]), None)
+        if isinstance(db, str):
+            os.environ["CRIB_DB"] = db
+        _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
+        _hard_exit(stdout)
+
+    return deadline.run_in_child(answer, commit, stdout=stdout, timeout=timeout, on_timeout=on_timeout)
 
 
 def _hard_exit(stdout: IO[str]) -> None:

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from .errors import CribError, InputError
-from .hotpath import read_stdin, run_retrieve
+from .hotpath import read_stdin, read_stdin_text, run_retrieve
 
 log = logging.getLogger("crib")
 
@@ -65,15 +65,15 @@ def cli() -> None:
 @click.argument("text", required=False)
 def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, text: str | None) -> None:
     """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
-    raw = text if text is not None else read_stdin()
+    raw = text if text is not None else read_stdin_text()
     if not raw.strip():
         raise InputError("nothing to write: stdin is empty")
     meta: dict[str, Any] = {}
     if metadata:
         try:
             meta = json.loads(metadata)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"--metadata is not valid JSON: {exc}") from exc
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise InputError(f"--metadata is not valid JSON: {exc}") from None
         if not isinstance(meta, dict):
             raise InputError("--metadata must be a JSON object")
     if thread:
@@ -136,20 +136,25 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 def import_(file: Any) -> None:
     """Import entries from a JSONL FILE (`-` for stdin): content, type, created_at, metadata.
 
     Every line is checked before anything is written: one bad line writes nothing.
     """
     records = []
-    for number, line in enumerate(file, start=1):
+    from .limits import decode_input
+
+    for number, data in enumerate(file, start=1):
+        line = decode_input(data, f"line {number}")
         if not line.strip():
             continue
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number}: not valid JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InputError(f"line {number}: JSON nested too deeply") from None
     with open_memory() as memory:
         reports = memory.import_records(records)
         warn_all(memory)

@@ -30,25 +30,53 @@ def log_failure(context: str, exc: BaseException) -> None:
 
 
 def read_stdin() -> str:
+    """A prompt from stdin: at most ``MAX_HOOK_STDIN_BYTES``, invalid UTF-8 replaced (never an error)."""
+    from .limits import MAX_HOOK_STDIN_BYTES
+
     if sys.stdin is None or sys.stdin.closed:
         return ""
     try:
-        return sys.stdin.read()
+        source = getattr(sys.stdin, "buffer", None)
+        if source is None:
+            return sys.stdin.read(MAX_HOOK_STDIN_BYTES)
+        return source.read(MAX_HOOK_STDIN_BYTES).decode("utf-8", "replace")
     except (OSError, ValueError):
         return ""
 
 
+def read_stdin_text() -> str:
+    """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
+    the longest entry could need (InputError past it, before reading gigabytes)."""
+    from .errors import InputError
+    from .limits import MAX_ENTRY_CHARS, decode_input
+
+    if sys.stdin is None or sys.stdin.closed:
+        return ""
+    source = getattr(sys.stdin, "buffer", None)
+    if source is None:
+        return sys.stdin.read()
+    cap = 4 * MAX_ENTRY_CHARS + 1  # UTF-8 needs at most 4 bytes a character
+    data = source.read(cap)
+    if len(data) >= cap:
+        raise InputError(f"input exceeds the {MAX_ENTRY_CHARS:,}-character entry limit; split it into smaller memories")
+    return decode_input(data, "stdin")
+
+
 def prompt_from_input(raw: str) -> str:
     """Plain text, or Claude Code's hook JSON with a ``prompt`` field."""
+    from .limits import bound_prompt
+
     text = raw.strip()
     if text.startswith("{"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
             return text
+        except RecursionError:  # nested past Python's limit: not a hook's JSON
+            return ""
         if isinstance(data, dict) and isinstance(data.get("prompt"), str):
-            return data["prompt"].strip()
-    return text
+            return bound_prompt(data["prompt"].strip())
+    return bound_prompt(text)
 
 
 def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:

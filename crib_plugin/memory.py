@@ -272,16 +272,19 @@ class Memory:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
         ``on_progress(done, total)`` is called after each batch."""
+        from .limits import check_entry, check_metadata
         from .write import clean_content, validate_type
         from .writepath import write_prepared
 
         prepared: list[NewEntry] = []
         for item in items:
+            if not cleaned:
+                check_entry(item.content)  # before the cleaning regexes run over it
             content = item.content if cleaned else clean_content(item.content)
             if not content:
                 raise InputError("nothing to write: the text is empty (after removing memory blocks)")
-            if not isinstance(item.metadata, dict):
-                raise InputError("metadata must be a JSON object")
+            check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
+            check_metadata(item.metadata)
             prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
         return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress)
 
@@ -474,6 +477,7 @@ class Memory:
         writes nothing. Then they are written in batches that each commit (a kill keeps every
         batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
         """
+        from .limits import check_entry, check_metadata
         from .write import validate_type
 
         items: list[NewEntry] = []
@@ -484,9 +488,9 @@ class Memory:
             if not isinstance(content, str) or not content.strip():
                 raise InputError(f"record {number}: 'content' must be a non-empty string")
             metadata = record.get("metadata") or {}
-            if not isinstance(metadata, dict):
-                raise InputError(f"record {number}: 'metadata' must be an object")
             try:
+                check_entry(content)
+                check_metadata(metadata)
                 entry_type = validate_type(str(record.get("type") or "note"))
                 created = normalise_iso(record.get("created_at"))
             except InputError as exc:

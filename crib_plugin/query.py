@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .lexicon import variants
+from .limits import MAX_TERM_CHARS, MAX_TERMS
 from .records import Query
 from .temporal import parse_time_range
 
@@ -97,7 +98,9 @@ CJK_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]")
 CJK_RUN_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]+")
 _PHRASE_RE = re.compile(r'"([^"]+)"')
 # An identifier joined by dots, hyphens or underscores: valid_until, System.out.println, ERR_VAL_9021.
-_IDENT_RE = re.compile(r"[A-Za-z0-9]+(?:[._\-][A-Za-z0-9]+)+")
+# Anchored at the start of an alphanumeric run and possessive, so a long run without a separator
+# fails in one pass: unanchored, a 16,000-character run cost a quadratic 21 s.
+_IDENT_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[._\-][A-Za-z0-9]++)+")
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 calls a token
 
@@ -166,6 +169,8 @@ def terms(text: str) -> list[Term]:
 
     def add(term: Term) -> None:
         key = term.text.lower()
+        if len(found) >= MAX_TERMS or len(key) > (4 * MAX_TERM_CHARS if term.phrase else MAX_TERM_CHARS):
+            return  # bounded cost: a long prompt or a base64 run cannot make the query huge
         if key and key not in seen:
             seen.add(key)
             found.append(term)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import ConfigError, CribError
 from .fusion import fuse
+from .limits import bound_prompt
 from .query import prepare
 from .records import ChannelResult, Fact, Hit, Retrieval
 from .temporal import adjust_hits
@@ -54,7 +55,7 @@ def recall(
 ) -> Retrieval:
     """Run the selected channels on ``text`` and fuse them. Floors apply; the budget does not."""
     started = time.perf_counter()
-    query = prepare(text)
+    query = prepare(bound_prompt(text))  # bounded cost whatever the prompt's length
     retrieval = Retrieval(query=query)
     retrieval.timings["prepare"] = time.perf_counter() - started
     if not query.text:

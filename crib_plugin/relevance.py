@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .limits import MAX_SCAN_CHARS
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk, terms
 from .records import Retrieval
 
@@ -148,13 +149,13 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
         # Rescaled so that CJK_COVERAGE of the bigrams counts as FTS_COVERAGE of the words.
         scale = FTS_COVERAGE / CJK_COVERAGE
         for entry in entries.values():
-            share = len(query_grams & _bigrams(entry.content)) / len(query_grams)
+            share = len(query_grams & _bigrams(entry.content[:MAX_SCAN_CHARS])) / len(query_grams)
             coverage[entry.id] = min(1.0, share * scale)
     weighted = term_weights(memory, retrieval.query.text)
     mass = sum(w for _, w in weighted)
     if mass > 0:
         for entry in entries.values():
-            present = set(_stems(f"{entry.content}\n{entry.type}"))
+            present = set(_stems(f"{entry.content[:MAX_SCAN_CHARS]}\n{entry.type}"))  # bounded cost per entry
             got = sum(w for alts, w in weighted if any(all(s in present for s in alt) for alt in alts))
             coverage[entry.id] = max(coverage[entry.id], got / mass)
     return coverage

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .limits import MAX_SCAN_CHARS
 from .fusion import fit_budget
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,7 +182,7 @@ def model_order(reranker: Any, query: str, hits: list["Hit"], report: RerankRepo
     top = hits[:depth]
     name = getattr(reranker, "model", None) or getattr(reranker, "name", type(reranker).__name__)
     try:
-        grades = _grade(reranker, query, [h.entry.content for h in top], _deadline() if deadline is None else deadline)
+        grades = _grade(reranker, query, [h.entry.content[:MAX_SCAN_CHARS] for h in top], _deadline() if deadline is None else deadline)
     except Exception as exc:
         report.method = "fused order (reranker failed)"
         report.notes.append((0, f"rerank failed open, fused order kept: {type(exc).__name__}: {exc}"))
@@ -244,7 +245,7 @@ def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[l
             sims[i][j] = row[position[ids[j]]]
     missing = set(range(n)) - set(have)
     if missing:
-        words = [_words(h.entry.content) for h in hits]
+        words = [_words(h.entry.content[:MAX_SCAN_CHARS]) for h in hits]  # bounded cost per entry
         for i in range(n):
             for j in range(i + 1, n):
                 if i in missing or j in missing:

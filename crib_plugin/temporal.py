@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
+from .limits import MAX_SCAN_CHARS
 from .timeutil import ISO_FORMAT, parse_iso
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -630,7 +631,7 @@ def corrections_first(memory: object, hits: list["Hit"], notes: list[tuple[int, 
 
     def content(hit: "Hit") -> dict[str, str]:
         if hit.entry.id not in words:
-            words[hit.entry.id] = _content_words(hit.entry.content)
+            words[hit.entry.id] = _content_words(hit.entry.content[:MAX_SCAN_CHARS])
         return words[hit.entry.id]
 
     out = list(hits)

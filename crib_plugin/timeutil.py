@@ -25,7 +25,10 @@ def to_iso(moment: datetime) -> str:
 
 
 def parse_iso(value: str) -> datetime:
-    """Parse an ISO 8601 date or datetime (``Z`` or offset or naive=UTC); InputError if it is not one."""
+    """Parse an ISO 8601 date or datetime (``Z`` or offset or naive=UTC); InputError if it is not one
+    (a number, a year past 9999, or a time that leaves years 1–9999 once converted to UTC)."""
+    if not isinstance(value, str):
+        raise InputError(f"not an ISO 8601 date: {value!r} (give a string such as 2024-05-01T12:00:00Z)")
     text = value.strip()
     if text.endswith("Z") or text.endswith("z"):
         text = text[:-1] + "+00:00"
@@ -35,12 +38,17 @@ def parse_iso(value: str) -> datetime:
         raise InputError(f"not an ISO 8601 date: {value!r}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise InputError(f"date out of range once converted to UTC: {value!r}") from None
 
 
 def normalise_iso(value: str | None) -> str:
     """Canonical form of an ISO string, or now when ``value`` is empty."""
-    return to_iso(parse_iso(value)) if value else now_iso()
+    if value is None or value == "":
+        return now_iso()
+    return to_iso(parse_iso(value))
 
 
 def day(value: str) -> str:

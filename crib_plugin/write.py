@@ -62,6 +62,9 @@ def parse_write(text: str, type: str | None = None) -> ParsedWrite:
     An explicit ``type`` argument wins over the prefix. Raises InputError for empty content or
     an unknown type.
     """
+    from .limits import check_entry
+
+    check_entry(text)  # before any regex runs over it: bounded cost, one clear line
     match = _TYPE_PREFIX.match(text)
     prefix_type = None
     if match:

@@ -1,0 +1,106 @@
+"""Hard limits that keep every input's cost bounded, and the checks that enforce them.
+
+crib treats prompts and stored text as hostile: a pasted log, a 10 MB line or a 5 MB "memory"
+must neither hang the agent nor make every later prompt slow. The limits, all documented in the
+README ("Limits and hostile input"):
+
+* **Entries** hold at most :data:`MAX_ENTRY_CHARS` characters; a longer write or import line is
+  refused with one clear line (nothing is split or truncated silently). Metadata must be a JSON
+  object of at most :data:`MAX_METADATA_CHARS` characters once serialised, nested at most
+  :data:`MAX_METADATA_DEPTH` deep, holding only finite numbers.
+* **Prompts**: retrieval considers at most :data:`MAX_PROMPT_CHARS` characters — the head and the
+  tail of a longer prompt (a pasted log usually ends with the question), see :func:`bound_prompt`.
+* **Query terms**: at most :data:`MAX_TERMS` distinct terms, each of at most :data:`MAX_TERM_CHARS`
+  characters (longer runs — base64, minified code — match nothing useful and cost the most).
+* **Stored text read back on the prompt path** (reranking, relevance checks) is cut to
+  :data:`MAX_SCAN_CHARS` characters, so an oversized entry left by an older version cannot slow
+  every retrieval.
+* **Hook stdin** is read up to :data:`MAX_HOOK_STDIN_BYTES` bytes and decoded with replacement.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import InputError
+
+MAX_ENTRY_CHARS = 100_000
+MAX_METADATA_CHARS = 16_384
+MAX_METADATA_DEPTH = 16
+MAX_PROMPT_CHARS = 16_000
+PROMPT_TAIL_CHARS = 4_000  # of MAX_PROMPT_CHARS, taken from the end of a longer prompt
+MAX_TERMS = 128
+MAX_TERM_CHARS = 64
+MAX_SCAN_CHARS = 8_000
+MAX_HOOK_STDIN_BYTES = 16 * 1024 * 1024
+
+
+def bound_prompt(text: str, limit: int = MAX_PROMPT_CHARS) -> str:
+    """``text`` itself when short enough, else its first ``limit - PROMPT_TAIL_CHARS`` characters
+    and its last ``PROMPT_TAIL_CHARS``, joined by a newline: O(limit) work for any prompt after this."""
+    if len(text) <= limit:
+        return text
+    tail = min(PROMPT_TAIL_CHARS, limit // 2)
+    return text[: limit - tail] + "\n" + text[len(text) - tail :]
+
+
+def check_entry(content: str) -> None:
+    """Refuse (InputError) an entry longer than :data:`MAX_ENTRY_CHARS` or holding a NUL or a lone
+    surrogate (neither survives as UTF-8 text in the store or on the way back out)."""
+    if not isinstance(content, str):
+        raise InputError(f"entry content must be text, not {type(content).__name__}")
+    if len(content) > MAX_ENTRY_CHARS:
+        raise InputError(
+            f"entry of {len(content):,} characters exceeds the {MAX_ENTRY_CHARS:,}-character limit; "
+            "split it into smaller memories"
+        )
+    if "\x00" in content:
+        raise InputError("entry contains a NUL character; remove it (binary data is not a memory)")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"entry is not valid Unicode text (lone surrogate at position {exc.start})") from None
+
+
+def check_metadata(metadata: Any) -> None:
+    """Refuse (InputError) metadata that is not a JSON object of bounded size and depth, or that
+    holds NaN/Infinity or values JSON cannot carry."""
+    if not isinstance(metadata, dict):
+        raise InputError("metadata must be a JSON object")
+    _check_depth(metadata, 1)
+    try:
+        text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"metadata cannot be stored as JSON ({exc})") from None
+    if len(text) > MAX_METADATA_CHARS:
+        raise InputError(f"metadata of {len(text):,} characters exceeds the {MAX_METADATA_CHARS:,}-character limit")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("metadata is not valid Unicode text (lone surrogate)") from None
+
+
+def _check_depth(value: Any, depth: int) -> None:
+    """Walk containers iteratively-bounded: refuse nesting past :data:`MAX_METADATA_DEPTH`."""
+    if depth > MAX_METADATA_DEPTH:
+        raise InputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InputError("metadata keys must be strings")
+            _check_depth(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_depth(item, depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InputError("metadata holds NaN or Infinity, which JSON cannot store")
+
+
+def decode_input(data: bytes, what: str = "input") -> str:
+    """Strict UTF-8 for text that will be stored: InputError naming the first bad byte's offset."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not valid UTF-8 (invalid byte at offset {exc.start}); convert it first") from None
