@@ -13,6 +13,8 @@ Environment variables (all optional):
                           ``$XDG_CACHE_HOME/crib`` or ``~/.cache/crib``
 ``CRIB_PARALLEL``         ``auto`` (default), ``1`` or ``0``: embed the prompt in a forked worker
                           while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
+``CRIB_REDACT``           ``1`` (default) or ``0``: redact secrets before storage and at render
+                          (:mod:`crib_plugin.redact`)
 """
 
 from __future__ import annotations
@@ -122,3 +124,14 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         log_path=Path(log_path).expanduser() if log_path else None,
         parallel=PARALLEL_MODES[parallel_raw],
     )
+
+
+def redact_enabled(environ: dict[str, str] | None = None) -> bool:
+    """``CRIB_REDACT``: secrets are redacted unless it is ``0``/``off``/``false``/``no``."""
+    value = _env("CRIB_REDACT", environ)
+    if value is None:
+        return True
+    mode = PARALLEL_MODES.get(value.lower())
+    if mode is None:
+        raise ConfigError(f"CRIB_REDACT must be 1 or 0, got {value!r}")
+    return mode != "off"
