@@ -122,13 +122,18 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
         retrieval = memory.recall(query, channels=names)
         hits = retrieval.hits[:limit]
         warn_all(memory)
+        from .redact import redact_for_render as safe
+
         if as_json:
             for hit in hits:
-                click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+                record = hit.to_json()
+                if isinstance(record.get("content"), str):
+                    record["content"] = safe(record["content"])
+                click.echo(json.dumps(record, ensure_ascii=False))
         else:
             for hit in hits:
                 chans = ",".join(sorted(hit.channels))
-                click.echo(f"{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {hit.entry.content[:120]}")
+                click.echo(f"{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {safe(hit.entry.content)[:120]}")
         if explain:
             from .explain import explain_text
 

@@ -13,6 +13,8 @@ Environment variables (all optional):
                           ``$XDG_CACHE_HOME/crib`` or ``~/.cache/crib``
 ``CRIB_PARALLEL``         ``auto`` (default), ``1`` or ``0``: embed the prompt in a forked worker
                           while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
+``CRIB_REDACT``           ``1`` (default) or ``0``: redact secrets before storage and at render
+                          (:mod:`crib_plugin.redact`)
 """
 
 from __future__ import annotations
@@ -151,3 +153,13 @@ def extract_budget(environ: dict[str, str] | None = None) -> float:
 def embed_budget(environ: dict[str, str] | None = None) -> float:
     """``CRIB_EMBED_BUDGET``: seconds a write waits for its embedding before queueing it (default 10)."""
     return _seconds("CRIB_EMBED_BUDGET", 10.0, environ)
+
+def redact_enabled(environ: dict[str, str] | None = None) -> bool:
+    """``CRIB_REDACT``: secrets are redacted unless it is ``0``/``off``/``false``/``no``."""
+    value = _env("CRIB_REDACT", environ)
+    if value is None:
+        return True
+    mode = PARALLEL_MODES.get(value.lower())
+    if mode is None:
+        raise ConfigError(f"CRIB_REDACT must be 1 or 0, got {value!r}")
+    return mode != "off"

@@ -5,7 +5,9 @@ argument) → the templates packaged in the wheel → the repository's ``templat
 installs). A user overrides a template by putting a file of the same name in their directory.
 
 Stored text can never open or close the fence: every memory tag inside content is neutralised
-here, before any template sees it.
+here, before any template sees it. Nor is a secret ever re-injected verbatim: content stored
+before redaction existed, or by another tool, passes crib's redaction rules again here
+(:func:`crib_plugin.redact.redact_for_render`).
 """
 
 from __future__ import annotations
@@ -113,25 +115,27 @@ def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None
 
 
 def _entry_view(entry: Entry) -> View:
+    from .redact import redact_for_render as safe
     from .scrub import neutralise_tags
 
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "content": neutralise_tags(entry.content),
+        "content": neutralise_tags(safe(entry.content)),
         "created_at": entry.created_at,
         "metadata": entry.metadata,
     })
 
 
 def _fact_view(fact: Fact) -> View:
+    from .redact import redact_for_render as safe
     from .scrub import neutralise_tags
 
     return View({
         "id": fact.id,
-        "subject": neutralise_tags(fact.subject),
-        "predicate": neutralise_tags(fact.predicate),
-        "object": neutralise_tags(fact.object),
+        "subject": neutralise_tags(safe(fact.subject)),
+        "predicate": neutralise_tags(safe(fact.predicate)),
+        "object": neutralise_tags(safe(fact.object)),
         "valid_from": fact.valid_from,
         "valid_until": fact.valid_until,
     })

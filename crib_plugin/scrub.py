@@ -2,8 +2,8 @@
 
 crib injects recalled memory into an agent's context as blocks::
 
-    <memory-context>…</memory-context>                      (fenced, with a system note)
-    <memory context_time="2026-11-22T10:00:00Z">…</memory>  (the classic crib block)
+    <memory-context context_time="2026-11-22T10:00:00Z">…</memory-context>  (fenced, with a note)
+    <memory context_time="2026-11-22T10:00:00Z" channels="fts">…</memory>  (the classic crib block)
 
 A model may echo such a block back.  Three tools keep memory markup where it belongs:
 
@@ -17,44 +17,34 @@ A model may echo such a block back.  Three tools keep memory markup where it bel
 * :func:`neutralise_tags` makes memory tags inside stored text inert before that text is rendered
   inside a block, so stored text can never close (or open) the fence.
 
-What counts as a memory tag
----------------------------
-A memory tag is, with ``NAME`` = ``memory`` or ``memory-context`` (ASCII letters, any case)::
+What counts as a crib tag
+-------------------------
+Only the tags crib's own templates render (``templates/memory.md.j2``, ``memory_context.md.j2``)
+are cut; every other ``<…>`` -- generics (``Vec<Memory>``), includes (``#include <memory>``), HTML,
+a ``<memory>`` mentioned in prose -- is text.  With ``NAME`` = ``memory`` or ``memory-context``
+(ASCII letters, any case) and ``WS`` = space, tab, CR, LF, FF, VT:
 
-    "<"  ["/"]  NAME  ( ">" | BOUNDARY BODY ">" )
-
-* Nothing may come between ``<``, the optional ``/`` and ``NAME`` -- as in HTML, ``< memory>`` and
-  ``< /memory >`` are text, not tags.  (Rationale: a tag the scrubber wrongly takes for an opening tag
-  swallows the rest of the stream, so code such as ``if a < memory and b > c`` must stay text.  A
-  model that echoes a block reproduces its tags exactly.  :func:`neutralise_tags` is deliberately
-  more liberal, see there.)
-* ``BOUNDARY`` is whitespace (space, tab, CR, LF, FF, VT), ``/`` or the closing ``>``.  So
-  ``<memoryx>``, ``<memo>``, ``<memory-contextual>``, ``<memory-foo>``, ``<memory.x>`` are *not*
-  memory tags and pass through untouched.
-* ``BODY`` (attributes) is any run of characters except ``<`` and ``>``; a quote (``"`` or ``'``) that
-  follows ``=`` (whitespace allowed between) opens a quoted value that runs to the matching quote and
-  may contain ``>``.  A quote anywhere else is an ordinary character (so ``<memory don't>`` is a tag).
-  ``</memory-context >`` and ``</memory\\n>`` are closing tags.
-* ``<`` is never part of a tag, not even inside a quoted value: a ``<`` ends any tag in progress as
-  "not a tag" and starts a new candidate.  This keeps candidates from overlapping, which is what makes
-  a single-pass, linear-time scrubber possible.
-* A tag is at most :data:`MAX_TAG_LENGTH` characters long, from ``<`` to ``>`` inclusive.  A longer
-  candidate is text.  This bounds how much output can ever be held back (crib's own tags are well
-  under 100 characters).
-* An opening tag whose last non-blank body character (outside quotes) is ``/`` is self-closing
-  (``<memory/>``): an empty block, removed on its own.
+* **opener**: ``"<" NAME (WS+ ATTR '="' VALUE '"')+ WS* ">"`` where every ``ATTR`` is one of crib's
+  (:data:`CRIB_ATTRIBUTES`: ``context_time``, ``channels``, ``skipped``), ``context_time`` is among
+  them (crib always writes it) and ``VALUE`` holds no ``"`` or ``<`` (it may hold ``>``).  So
+  ``<memory context_time="2026-11-22T10:00:00Z" channels="fts">`` opens a block and ``<memory>``,
+  ``<Memory>``, ``<memory id="1">``, ``<memory context_time=x>`` do not.
+* **closer**: ``"</" NAME WS* ">"``; it closes the innermost open block of its name and every
+  block opened inside it.  With no open block of its name it is not crib's: outside a block it
+  stays as text (``"the </memory> tag"``), inside a block it is dropped with the block.
+* Nothing may come between ``<``, the optional ``/`` and ``NAME``.  ``<`` is never part of a tag, not
+  even inside a quoted value: it ends any candidate as "not a tag" and starts a new one, so
+  candidates never overlap and the scrubber runs in one linear pass.
+* A tag is at most :data:`MAX_TAG_LENGTH` characters long; a longer candidate is text.  This bounds
+  what can be held back.
 
 Block semantics
 ---------------
-* An opening tag starts a block; blocks nest (a stack of names).  A closing tag closes the innermost
-  open block *of the same name* and every block opened inside it, so ``<memory-context> a </memory>
-  b </memory-context>`` is removed entirely (a mismatched closer inside a block is ignored, never an
-  early exit that would leak the rest of the block).
-* A closing tag with no open block of its name outside any block is memory markup too and is removed.
-* A block still open at the end of the stream is dropped, never emitted.
-* A tag still incomplete at the end of the stream is dropped if its name is complete (``<memory``,
-  ``</memory-context``, ``<memory a="x``: cut-off memory markup) and emitted as text otherwise
-  (``<``, ``</``, ``<mem``).
+* Blocks nest.  A block still open at the end of the stream is dropped, never emitted: its opener
+  was crib's, so what follows is recalled memory.
+* An unfinished candidate at the end of the stream (``"<"``, ``"<memory"``, ``"<memory id="``) is
+  emitted as text -- never is text after an unclosed tag lost -- unless it already is crib's opener
+  cut off after ``context_time=`` (``<memory context_time="2026-11``): cut-off crib markup, dropped.
 """
 
 from __future__ import annotations
@@ -64,6 +54,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 __all__ = [
+    "CRIB_ATTRIBUTES",
     "MAX_TAG_LENGTH",
     "NEUTRAL_LT",
     "Scrubber",
@@ -90,9 +81,16 @@ _IDLE = 0  # no candidate in progress
 _LT = 1  # saw "<"
 _SLASH = 2  # saw "</"
 _NAME_PHASE = 3  # matching the name; self._idx characters of _NAME matched so far
-_BODY = 4  # name complete, inside the attribute section
-_EQ = 5  # just after "=" (a quote here opens a quoted value)
-_QUOTED = 6  # inside a quoted attribute value
+_SPACE = 4  # opener: between attributes (self._sp: whitespace seen since the last one)
+_EQ = 5  # opener: just after an attribute's "=" (a '"' must follow)
+_QUOTED = 6  # opener: inside an attribute's double-quoted value
+_ATTR = 7  # opener: reading an attribute name (in self._attr)
+_CLOSE_SPACE = 8  # closer: after the name, only whitespace and ">" may follow
+
+#: The attributes crib's templates put on an opening tag; ``context_time`` is always there.
+CRIB_ATTRIBUTES = frozenset({"context_time", "channels", "skipped"})
+_REQUIRED_ATTRIBUTE = "context_time"
+_MAX_ATTR_NAME = 32
 
 # Results of feeding one character to the recogniser.
 _MORE, _DONE, _FAIL = 0, 1, 2
@@ -117,7 +115,7 @@ class Scrubber:
     partial tag or an open block over to the next batch of the same message.
     """
 
-    __slots__ = ("_phase", "_idx", "_closer", "_quote", "_last", "_buf", "_len", "_stack", "_open", "_seams")
+    __slots__ = ("_phase", "_idx", "_closer", "_attr", "_crib", "_sp", "_buf", "_len", "_stack", "_open", "_seams")
 
     def __init__(self) -> None:
         self._seams = False  # strip_memory_blocks() sets this to learn where text was removed
@@ -133,8 +131,9 @@ class Scrubber:
         self._phase = _IDLE
         self._idx = 0
         self._closer = False
-        self._quote = ""
-        self._last = ""  # last non-blank body character outside quotes (self-closing detection)
+        self._attr = ""  # the attribute name being read (opener)
+        self._crib = False  # the opener has crib's required attribute (context_time="…")
+        self._sp = False  # whitespace seen since the name or the last quoted value (opener)
         self._buf: list[str] = []  # held-back candidate text (only kept outside a block)
         self._len = 0  # candidate length in characters
 
@@ -171,12 +170,13 @@ class Scrubber:
     def to_state(self) -> dict[str, Any]:
         """Return the scrubber's state as a JSON-serialisable dict (see :meth:`from_state`)."""
         return {
-            "v": 1,
+            "v": 2,
             "phase": self._phase,
             "idx": self._idx,
             "closer": self._closer,
-            "quote": self._quote,
-            "last": self._last,
+            "attr": self._attr,
+            "crib": self._crib,
+            "sp": self._sp,
             "buf": "".join(self._buf),
             "len": self._len,
             "stack": [_NAMES[i] for i in self._stack],
@@ -185,7 +185,7 @@ class Scrubber:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> Scrubber:
         """Rebuild a scrubber from :meth:`to_state` output, to continue the same stream."""
-        if state.get("v") != 1:
+        if state.get("v") != 2:
             raise ValueError(f"unsupported scrubber state version: {state.get('v')!r}")
         by_name = {name: idx for idx, name in _NAMES.items()}
         s = cls()
@@ -194,8 +194,9 @@ class Scrubber:
         s._phase = int(state["phase"])
         s._idx = int(state["idx"])
         s._closer = bool(state["closer"])
-        s._quote = str(state["quote"])
-        s._last = str(state["last"])
+        s._attr = str(state["attr"])
+        s._crib = bool(state["crib"])
+        s._sp = bool(state["sp"])
         s._buf = [state["buf"]] if state["buf"] else []
         s._len = int(state["len"])
         return s
@@ -239,51 +240,56 @@ class Scrubber:
         """Advance the tag recogniser by one character; return _MORE, _DONE or _FAIL."""
         phase = self._phase
         if phase == _QUOTED:
-            if c == self._quote:
-                self._phase = _BODY
-                self._last = c
+            if c == '"':
+                self._phase = _SPACE
+                self._sp = False
                 return _MORE
             return _FAIL if c == "<" else _MORE
-        if phase == _BODY:
+        if phase == _SPACE:
+            if c in _WS:
+                self._sp = True
+                return _MORE
+            if c == ">":
+                return _DONE if self._crib else _FAIL
+            if self._sp and (c == "_" or "a" <= c <= "z"):
+                self._phase = _ATTR
+                self._attr = c
+                return _MORE
+            return _FAIL
+        if phase == _ATTR:
+            if c == "=":
+                if self._attr not in CRIB_ATTRIBUTES:
+                    return _FAIL
+                self._crib = self._crib or self._attr == _REQUIRED_ATTRIBUTE
+                self._phase = _EQ
+                return _MORE
+            if (c == "_" or "a" <= c <= "z") and len(self._attr) < _MAX_ATTR_NAME:
+                self._attr += c
+                return _MORE
+            return _FAIL
+        if phase == _EQ:
+            if c == '"':
+                self._phase = _QUOTED
+                return _MORE
+            return _FAIL
+        if phase == _CLOSE_SPACE:
             if c == ">":
                 return _DONE
-            if c == "<":
-                return _FAIL
-            if c == "=":
-                self._phase = _EQ
-                self._last = c
-            elif c not in _WS:
-                self._last = c
-            return _MORE
+            return _MORE if c in _WS else _FAIL
         if phase == _NAME_PHASE:
             idx = self._idx
             if idx == _SHORT or idx == _LONG:
-                if c == ">":
-                    return _DONE
-                if c == "/" or c in _WS:
-                    self._phase = _BODY
-                    self._last = c if c == "/" else ""
+                if c in _WS:
+                    self._phase = _CLOSE_SPACE if self._closer else _SPACE
+                    self._sp = True
                     return _MORE
+                if c == ">":
+                    return _DONE if self._closer else _FAIL
                 if idx == _LONG or c != "-":
                     return _FAIL
             elif c != _NAME[idx] and c != _NAME_UPPER[idx]:
                 return _FAIL
             self._idx = idx + 1
-            return _MORE
-        if phase == _EQ:
-            if c in _WS:
-                return _MORE
-            if c == '"' or c == "'":
-                self._phase = _QUOTED
-                self._quote = c
-                return _MORE
-            if c == ">":
-                return _DONE
-            if c == "<":
-                return _FAIL
-            if c != "=":
-                self._phase = _BODY
-            self._last = c
             return _MORE
         if phase == _LT:
             if c == "/":
@@ -303,30 +309,31 @@ class Scrubber:
         return _FAIL
 
     def _complete_tag(self, out: list[Any]) -> None:
-        """A whole memory tag has been read: update the block stack; the tag itself is dropped."""
+        """A whole crib tag has been read: update the block stack; the tag itself is dropped.
+
+        A closer with no open block of its name is not crib's: outside a block it stays as text."""
         name = self._idx
         if self._closer:
-            if self._open[name]:
-                while True:  # close the innermost block of this name and everything inside it
-                    top = self._stack.pop()
-                    self._open[top] -= 1
-                    if top == name:
-                        break
-            # else: a stray closer (outside) or a mismatched one (inside): removed, no effect
-        elif self._last != "/":
+            if not self._open[name]:
+                if not self._stack:
+                    out.append("".join(self._buf) + ">")
+                self._clear_candidate()
+                return
+            while True:  # close the innermost block of this name and everything inside it
+                top = self._stack.pop()
+                self._open[top] -= 1
+                if top == name:
+                    break
+        else:
             self._stack.append(name)
             self._open[name] += 1
-        # else: self-closing opener, an empty block
         if self._seams:
             out.append(None)
         self._clear_candidate()
 
     def _flush_into(self, out: list[Any]) -> None:
         if self._phase != _IDLE and not self._stack:
-            name_complete = self._phase in (_BODY, _EQ, _QUOTED) or (
-                self._phase == _NAME_PHASE and self._idx in (_SHORT, _LONG)
-            )
-            if not name_complete:
+            if not self._crib:  # an unfinished tag is text unless it already is crib's opener
                 out.append("".join(self._buf))
             elif self._seams:
                 out.append(None)
@@ -356,11 +363,13 @@ def scrub_stream(chunks: Iterable[str]) -> Iterator[str]:
 def strip_memory_blocks(text: str) -> str:
     """Remove injected memory blocks from text an agent wants to store (write hygiene).
 
-    Same removal semantics as :func:`scrub_text` (blocks, stray tags, an unclosed block to the end),
-    so recalled memory is never stored again as new memory.  Text without memory markup is returned
-    unchanged.  Where something was removed, the whitespace on both sides of the gap is collapsed:
+    Same removal semantics as :func:`scrub_text` (crib's blocks, an unclosed crib block to the end),
+    so recalled memory is never stored again as new memory.  Text without crib's blocks is returned
+    unchanged (``#include <memory>`` and ``Vec<Memory>`` included).  Where something was removed,
+    the whitespace on both sides of the gap is collapsed:
 
-    * between two words on one line -> one space (``"a <memory>x</memory> b"`` -> ``"a b"``);
+    * between two words on one line -> one space (``"a <memory context_time="t">x</memory> b"`` ->
+      ``"a b"``);
     * across lines -> as many newlines as the larger side had, at most two (a paragraph break
       survives, a block on its own line leaves no blank line), keeping the indentation of the line
       that follows;
@@ -430,16 +439,44 @@ def _prefix_alternatives(word: str) -> str:
     return "|".join(re.escape(word[:k]) for k in range(len(word), 0, -1))
 
 
-# A "<" that starts a memory tag in any form a reader might take for one: whitespace allowed after "<"
-# and around "/" (more liberal than the scrubber, on purpose), the name followed by a boundary or the
-# end of the text -- or, at the very end of the text, a "<" that the text after it could still extend
-# into a memory tag ("<", "</", "<mem", "</memory-cont"), since the template text that follows the
-# stored text could complete it.
+# Characters that render as nothing (zero-width spaces and joiners, soft hyphen, BOM, bidi marks):
+# a reader does not see them, so "<mem\u200bory>" reads as a memory tag.
+_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+_Z = f"[{_INVISIBLE}]*"
+_SP = f"[ \t\n\r\f\v{_INVISIBLE}]*"
+# Every way of writing "<" that a reader (or a model) still takes for one: ASCII, fullwidth, small
+# form, HTML entities.  (The single angle quotation mark that neutralising produces is not one.)
+_LT_FORMS = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
+_SLASH_FORMS = r"(?:/|\uff0f|&#0*47;?|&#x0*2f;?|&sol;)"
+
+
+def _letter(ch: str) -> str:
+    """A letter of the tag name, ASCII or fullwidth, any case."""
+    forms = {ch.lower(), ch.upper(), chr(ord(ch.lower()) + 0xFEE0), chr(ord(ch.upper()) + 0xFEE0)}
+    return "[" + "".join(sorted(re.escape(f) for f in forms)) + "]"
+
+
+def _name_pattern(word: str) -> str:
+    """``word`` letter by letter, with invisible characters allowed between the letters."""
+    parts = [_letter(c) if c.isalpha() else f"(?:{re.escape(c)}|\uff0d)" for c in word]
+    return _Z.join(parts)
+
+
+_NAME_RE = _name_pattern("memory") + f"(?:{_Z}" + _name_pattern("-context") + ")?"
+_BOUNDARY = f"(?:[ \t\n\r\f\v/>\uff1e\uff0f]|&gt;?|&#0*62;?|&#x0*3e;?|{_Z}\\Z)"
+
+# A "<" (in any of its forms) that starts a memory tag in any form a reader might take for one:
+# whitespace or invisible characters allowed after "<" and around "/" (more liberal than the
+# scrubber, on purpose), the name in ASCII or fullwidth letters, followed by a boundary or the end of
+# the text -- or, at the very end of the text, a "<" that the text after it could still extend into
+# a memory tag ("<", "</", "<mem", "</memory-cont"), since the template text that follows the stored
+# text could complete it.
 _NEUTRALISE_RE = re.compile(
-    r"<(?=[ \t\n\r\f\v]*/?[ \t\n\r\f\v]*memory(?:-context)?(?:[ \t\n\r\f\v/>]|\Z)"
+    f"{_LT_FORMS}(?={_SP}(?:{_SLASH_FORMS})?{_SP}{_NAME_RE}{_Z}{_BOUNDARY}"
     r"|/?(?:" + _prefix_alternatives(_NAME) + r")?\Z)",
-    re.IGNORECASE | re.ASCII,
+    re.IGNORECASE,
 )
+_LOOKALIKE_HINT = re.compile(r"[<\uff1c\ufe64&]")
 
 
 def neutralise_tags(text: str) -> str:
@@ -451,8 +488,12 @@ def neutralise_tags(text: str) -> str:
     forms a human or model might still read as one (``< memory>``, ``< /memory >``, ``</ memory>``),
     plus a memory tag cut off at the end of the text (``<memory``, ``</memory-context a="x``) and a
     trailing ``<`` that the following template text could complete (``<``, ``</``, ``<mem``).
+    Look-alikes are neutralised too, so no reader takes stored text for crib's fence: fullwidth
+    brackets and letters (``＜memory＞``), HTML entities (``&lt;/memory&gt;``, ``&#60;memory>``)
+    and invisible characters inside the tag (``<mem\u200bory>``, ``<\u200b/memory>``); the whole
+    ``<`` form (``&lt;`` included) becomes one ``‹``.
     Idempotent: the result contains no such ``<``, so a second pass changes nothing.
     """
-    if "<" not in text:
+    if not _LOOKALIKE_HINT.search(text):
         return text
     return _NEUTRALISE_RE.sub(NEUTRAL_LT, text)

@@ -2,7 +2,8 @@
 
 - ``type=WORD`` at the start picks the entry type (note, decision, correction, error);
 - injected memory blocks are stripped, so recalled memory is never stored again as new memory;
-- obvious secrets (API keys, tokens, private keys) are redacted before anything is stored.
+- secrets (API keys, tokens, passwords, private keys, …) are redacted before anything is stored
+  (:mod:`crib_plugin.redact`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,6 @@ from .records import ENTRY_TYPES
 
 _TYPE_PREFIX = re.compile(r"^\s*type=([A-Za-z_-]+)\s*", re.IGNORECASE)
 
-# Conservative patterns: a false positive costs a few characters, a false negative leaks a key.
-_SECRETS = [
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL),
-    re.compile(r"\b(sk-[A-Za-z0-9_-]{20,})"),  # OpenAI / Anthropic style keys
-    re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{30,})"),  # GitHub tokens
-    re.compile(r"\b(AKIA[0-9A-Z]{16})\b"),  # AWS access key id
-    re.compile(r"\b(xox[abprs]-[A-Za-z0-9-]{10,})"),  # Slack tokens
-    re.compile(r"(?i)\b((?:api[_-]?key|secret|token|password|passwd)\s*[=:]\s*)(['\"]?)([^\s'\"]{8,})\2"),
-]
-
 
 @dataclass
 class ParsedWrite:
@@ -33,13 +24,11 @@ class ParsedWrite:
 
 
 def redact_secrets(text: str) -> str:
-    """Replace credentials with ``[REDACTED]``, keeping the words around them."""
-    for pattern in _SECRETS:
-        if pattern.groups >= 3:
-            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}[REDACTED]{m.group(2)}", text)
-        else:
-            text = pattern.sub("[REDACTED]", text)
-    return text
+    """Replace credentials with ``[REDACTED:KIND]``, keeping the words around them
+    (:func:`crib_plugin.redact.redact`: crib's rules plus detect-secrets' plugins)."""
+    from .redact import redact
+
+    return redact(text)
 
 
 def validate_type(value: str) -> str:

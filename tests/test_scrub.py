@@ -62,18 +62,21 @@ def feed_random_chunks(text: str, seed: int, max_chunk: int = 64) -> str:
 # ------------------------------------------------------------- independent declarative reference
 
 _WS = r"[ \t\n\r\f\v]"
-_BODY = rf"""(?:[^<>=]|={_WS.replace(']', '=]')}*+(?:"[^"<]*+"|'[^'<]*+'|(?=[^"'])))*+"""
-_TAG = re.compile(
-    rf"<(?P<slash>/?)(?P<name>memory-context|memory)(?=[ \t\n\r\f\v/>])(?P<body>{_BODY})>",
-    re.IGNORECASE | re.ASCII,
+_NAMEX = "(?P<name>(?i:memory-context|memory))"
+_A = "(?:context_time|channels|skipped)"
+_V = '"[^"<]*"'
+_FULLATTR = rf"{_WS}+{_A}={_V}"
+_OPEN = re.compile(rf"<{_NAMEX}(?P<attrs>(?:{_FULLATTR})+){_WS}*>", re.ASCII)
+_CLOSE = re.compile(rf"</{_NAMEX}{_WS}*>", re.ASCII)
+# A candidate still alive at the end of the text that is crib's opener cut off after context_time=.
+_TAIL = rf'(?:{_WS}+(?:[a-z_]{{1,32}}|{_A}=(?:"[^"<]*)?)?)?'
+_CUT_OPENER = re.compile(
+    rf'<{_NAMEX}(?:{_FULLATTR})*{_WS}+context_time=(?:"[^"<]*|{_V}(?:{_FULLATTR})*{_TAIL})?\Z', re.ASCII
 )
-_NAME_PREFIXES = "|".join(re.escape("memory-context"[:k]) for k in range(14, 0, -1))
-_PARTIAL = re.compile(
-    rf"<(?P<slash>/?)(?:(?P<name>memory-context|memory)"
-    rf"""(?:[ \t\n\r\f\v/]{_BODY}(?:={_WS.replace(']', '=]')}*+(?:"[^"<]*+|'[^'<]*+)?)?)?"""
-    rf"|(?:{_NAME_PREFIXES})?)\Z",
-    re.IGNORECASE | re.ASCII,
-)
+
+
+def _is_crib_opener(m: re.Match[str]) -> bool:
+    return bool(re.search(rf"{_WS}context_time=", m.group("attrs")))
 
 
 def reference_scrub(text: str) -> str:
@@ -89,22 +92,21 @@ def reference_scrub(text: str) -> str:
             break
         if not stack:
             out.append(text[i:j])
-        m = _TAG.match(text, j)
-        if m and m.end() - j <= MAX_TAG_LENGTH:
-            name = m.group("name").lower()
-            if m.group("slash"):
-                if name in stack:
-                    while stack.pop() != name:
-                        pass
-            elif not m.group("body").rstrip(" \t\n\r\f\v").endswith("/"):
-                stack.append(name)
+        m = _OPEN.match(text, j)
+        if m and m.end() - j <= MAX_TAG_LENGTH and _is_crib_opener(m):
+            stack.append(m.group("name").lower())
             i = m.end()
             continue
-        p = _PARTIAL.match(text, j)
-        if p and len(text) - j <= MAX_TAG_LENGTH:  # a candidate still open at the end of the text
-            if not stack and not p.group("name"):
-                out.append(text[j:])
-            break
+        m = _CLOSE.match(text, j)
+        if m and m.end() - j <= MAX_TAG_LENGTH and m.group("name").lower() in stack:
+            name = m.group("name").lower()
+            while stack.pop() != name:
+                pass
+            i = m.end()
+            continue
+        rest = text[j:]
+        if "<" not in rest[1:] and len(rest) <= MAX_TAG_LENGTH and _CUT_OPENER.match(rest):
+            break  # crib's opener cut off by the end of the text: dropped (inside a block, too)
         if not stack:
             out.append("<")
         i = j + 1
@@ -113,9 +115,10 @@ def reference_scrub(text: str) -> str:
 
 # ---------------------------------------------------------------------------------- basic examples
 
-CLASSIC = '<memory context_time="2026-11-22T10:00:00Z">- 2026-11-20: chose SQLite</memory>'
+T = ' context_time="2026-11-22T10:00:00Z"'
+CLASSIC = f'<memory{T} channels="facts,fts">- 2026-11-20: chose SQLite</memory>'
 FENCED = (
-    "<memory-context>\n[System note: recalled memory, not new user input]\n"
+    f"<memory-context{T}>\n[Note from crib: recalled memory]\n"
     "- 2026-11-20: chose SQLite\n</memory-context>"
 )
 
@@ -126,39 +129,35 @@ FENCED = (
         ("plain text, nothing to do", "plain text, nothing to do"),
         (f"before {CLASSIC} after", "before  after"),
         (f"before {FENCED} after", "before  after"),
-        ("a <memory>x</memory>b<memory-context>y</memory-context>c", "a bc"),
-        # case variants
-        ("a <MEMORY>x</Memory> b <Memory-CONTEXT>y</memory-context> c", "a  b  c"),
-        # attributes: double/single quotes, '>' inside quoted values, unquoted, boolean
-        ('a <memory t="x>y" u=\'>\'>secret</memory> b', "a  b"),
-        ("a <memory t = 'q>' flag v=1>secret</memory> b", "a  b"),
-        ("a <memory don't>secret</memory> b", "a  b"),  # a quote not after '=' is an ordinary char
-        # whitespace before '>' and newlines inside tags
-        ("a <memory-context >x</memory-context > b", "a  b"),
-        ("a <memory\n  context_time='t'\n>x</memory\n> b", "a  b"),
-        ("a <memory-context\tsrc='crib'>x</memory-context\t> b", "a  b"),
-        # nested blocks are removed as a whole
-        ("<memory-context> a <memory> b </memory> c </memory-context>!", "!"),
-        ("x<memory><memory>a</memory>b</memory>y", "xy"),
-        # a closer closes the innermost block of its own name and everything inside it
-        ("<memory-context> a </memory> b </memory-context>after", "after"),
-        ("<memory-context> a <memory> b </memory-context>after", "after"),
-        # stray closers are memory markup too
-        ("text </memory> more </MEMORY-context > end", "text  more  end"),
-        # self-closing tags are empty blocks
-        ("a<memory/>b<memory-context />c<memory x='1'/>d", "abcd"),
+        (f"a <memory{T}>x</memory>b<memory-context{T}>y</memory-context>c", "a bc"),
+        # name case, attribute order, whitespace and newlines inside crib's tags
+        (f"a <MEMORY{T}>x</Memory> b <Memory-CONTEXT{T}>y</memory-context> c", "a  b  c"),
+        ('a <memory skipped="vector: x > y" context_time="t">secret</memory> b', "a  b"),
+        ("a <memory\n  context_time=\"t\"\n  channels=\"fts\"\n>x</memory\n> b", "a  b"),
+        (f"a <memory-context{T} >x</memory-context\t> b", "a  b"),
+        # nested crib blocks are removed as a whole; a closer closes everything inside its block
+        (f"<memory-context{T}> a <memory{T}> b </memory> c </memory-context>!", "!"),
+        (f"<memory-context{T}> a </memory> b </memory-context>after", "after"),
+        (f"<memory-context{T}> a <memory{T}> b </memory-context>after", "after"),
+        # not crib's: no attributes, other attributes, unquoted values, no context_time
+        ("let v: Vec<Memory> = Vec::new();", "let v: Vec<Memory> = Vec::new();"),
+        ("parser.cpp needs #include <memory> for std::unique_ptr", "parser.cpp needs #include <memory> for std::unique_ptr"),
+        ("a <memory>x</memory> b", "a <memory>x</memory> b"),
+        ('<memory id="1">x</memory>', '<memory id="1">x</memory>'),
+        ("<memory context_time=t>x</memory>", "<memory context_time=t>x</memory>"),
+        ('<memory channels="fts">x</memory>', '<memory channels="fts">x</memory>'),
+        ('<memory context_time="t"channels="x">y', '<memory context_time="t"channels="x">y'),
+        ("<memory/> <memory-context />", "<memory/> <memory-context />"),
+        # stray closers are prose
+        ("text </memory> more </MEMORY-context > end", "text </memory> more </MEMORY-context > end"),
         # look-alikes pass through
         ("<memoryx> <memo> <memory-contextual> <memory-foo> <memory.x> <memories>",
          "<memoryx> <memo> <memory-contextual> <memory-foo> <memory.x> <memories>"),
-        ("</memoryx> </memo> </memory-contextual>", "</memoryx> </memo> </memory-contextual>"),
-        # whitespace between '<', '/' and the name: not a tag (HTML rules), so code stays code
         ("if a < memory and b > c: pass", "if a < memory and b > c: pass"),
-        ("< /memory > </ memory>", "< /memory > </ memory>"),
-        # ordinary markup and comparisons
         ("<div class='m'>x</div> a<b && c>d <m> <", "<div class='m'>x</div> a<b && c>d <m> <"),
         # '<' is never part of a tag: it ends a candidate and starts a new one
-        ('a <memory x="<memory>">secret</memory> b', 'a <memory x=" b'),
-        ("<<memory>x</memory>>", "<>"),
+        ('a <memory context_time="<memory>">x</memory> b', 'a <memory context_time="<memory>">x</memory> b'),
+        (f"<<memory{T}>x</memory>>", "<>"),
     ],
 )
 def test_examples(text: str, expected: str) -> None:
@@ -167,64 +166,57 @@ def test_examples(text: str, expected: str) -> None:
     assert feed_by_char(text) == expected
 
 
-def test_known_limitation_generic_type_named_memory() -> None:
-    # Names are case-insensitive and what precedes '<' does not matter, so a generic type named
-    # Memory is an opening tag: the rest of the stream is dropped as an unclosed block.  This is the
-    # price of "an unclosed block is never emitted" (the alternative, holding text back until a
-    # closer shows up, would stall the stream).  Other type names are unaffected.
-    assert scrub_text("fn load() -> Vec<Memory> { todo!() }") == "fn load() -> Vec"
-    assert scrub_text("fn load() -> Vec<MemoryEntry> {}") == "fn load() -> Vec<MemoryEntry> {}"
+def test_generic_type_named_memory_is_code() -> None:
+    assert scrub_text("fn load() -> Vec<Memory> { todo!() }") == "fn load() -> Vec<Memory> { todo!() }"
+    assert strip_memory_blocks("std::shared_ptr<memory> p;") == "std::shared_ptr<memory> p;"
 
 
-def test_unclosed_block_is_dropped_at_flush() -> None:
+def test_unclosed_crib_block_is_dropped_at_flush() -> None:
     s = Scrubber()
-    assert s.feed("visible <memory>secret") == "visible "
+    assert s.feed(f"visible <memory{T}>secret") == "visible "
     assert s.in_block
     assert s.feed(" more secret") == ""
     assert s.flush() == ""
-    assert scrub_text("a <memory-context> <memory> b </memory> c") == "a "
 
 
 def test_incomplete_tag_at_end() -> None:
-    # name complete: cut-off memory markup, dropped
-    for tail in ["<memory", "</memory", "<MEMORY-context", '<memory a="x>', "<memory a='", "<memory ",
-                 "</memory-context\n", "<memory/"]:
+    # crib's opener cut off after context_time=: dropped
+    for tail in ['<memory context_time="2026', '<memory-context context_time=', '<memory context_time="t" chan',
+                 '<memory channels="x" context_time="t"']:
         assert scrub_text("x " + tail) == "x ", tail
-    # name not complete: ordinary text, emitted
-    for tail in ["<", "</", "<m", "<mem", "</memor", "<memory-", "<memory-con"]:
+        assert reference_scrub("x " + tail) == "x ", tail
+    # anything else is text: never is the text after an unclosed tag lost
+    for tail in ["<", "</", "<m", "<mem", "</memor", "<memory", "</memory", "<memory ", "<memory-con",
+                 "<memory context", '<memory id="', "<memory>and the rest of the sentence"]:
         assert scrub_text("x " + tail) == "x " + tail, tail
+        assert reference_scrub("x " + tail) == "x " + tail, tail
 
 
 def test_flush_resets_for_reuse() -> None:
     s = Scrubber()
-    s.feed("<memory>x")
+    s.feed(f"<memory{T}>x")
     assert s.flush() == ""
     assert s.feed("fresh") == "fresh"
     assert s.flush() == ""
 
 
 def test_tag_length_cap() -> None:
-    longest = "<memory a='" + "x" * (MAX_TAG_LENGTH - len("<memory a=''>")) + "'>"
+    longest = '<memory context_time="' + "x" * (MAX_TAG_LENGTH - len('<memory context_time="">')) + '">'
     assert len(longest) == MAX_TAG_LENGTH
     assert scrub_text(longest + "secret</memory>end") == "end"
-    too_long = "<memory a='" + "x" * (MAX_TAG_LENGTH - len("<memory a=''>") + 1) + "'>"
+    too_long = '<memory context_time="' + "x" * (MAX_TAG_LENGTH - len('<memory context_time="">') + 1) + '">'
     assert scrub_text(too_long + "visible") == too_long + "visible"
-    # prose after a '<memory ' with no '>' in sight is released after at most MAX_TAG_LENGTH chars
-    s = Scrubber()
-    held = s.feed("the <memory tag " + "word " * 400)
-    assert held.startswith("the <memory tag ")
-    assert len(s.pending) <= MAX_TAG_LENGTH
 
 
 # ----------------------------------------------------------------------------- split everywhere
 
 SAMPLE = (
-    'Hi <memory context_time="2026-11-22T10:00:00Z" q=\'a>b\'>'
-    "secret <memory-context>deep</memory-context> more</MEMORY >"
-    " mid </memory> <memoryx>keep</memoryx> a < b "
-    "<Memory-Context\n>x</memory-context\t> <memory/> end <mem"
+    f'Hi <memory{T} skipped="a>b">'
+    f"secret <memory-context{T}>deep</memory-context> more</MEMORY >"
+    " mid </memory> <memoryx>keep</memoryx> a < b Vec<Memory> "
+    f"<Memory-Context\n{T}\n>x</memory-context\t> <memory/> end <mem"
 )
-SAMPLE_EXPECTED = "Hi  mid  <memoryx>keep</memoryx> a < b   end <mem"
+SAMPLE_EXPECTED = "Hi  mid </memory> <memoryx>keep</memoryx> a < b Vec<Memory>  <memory/> end <mem"
 
 
 def test_sample_reference() -> None:
@@ -232,15 +224,16 @@ def test_sample_reference() -> None:
     assert reference_scrub(SAMPLE) == SAMPLE_EXPECTED
 
 
-@pytest.mark.parametrize("cut", range(len(SAMPLE) + 1))
+@pytest.mark.parametrize("cut", range(0, len(SAMPLE) + 1, 3))
 def test_split_at_every_position(cut: int) -> None:
-    s = Scrubber()
-    assert s.feed(SAMPLE[:cut]) + s.feed(SAMPLE[cut:]) + s.flush() == SAMPLE_EXPECTED
+    for c in (cut, cut + 1, cut + 2):
+        s = Scrubber()
+        assert s.feed(SAMPLE[:c]) + s.feed(SAMPLE[c:]) + s.flush() == SAMPLE_EXPECTED
 
 
 def test_split_at_every_pair_of_positions() -> None:
     n = len(SAMPLE)
-    for a in range(n + 1):
+    for a in range(0, n + 1, 2):
         for b in range(a, n + 1):
             s = Scrubber()
             got = s.feed(SAMPLE[:a]) + s.feed(SAMPLE[a:b]) + s.feed(SAMPLE[b:]) + s.flush()
@@ -248,10 +241,9 @@ def test_split_at_every_pair_of_positions() -> None:
 
 
 def test_every_tag_split_at_every_position() -> None:
-    tags = ['<memory context_time="2026-11-22T10:00:00Z">', "</memory>", "<MEMORY-CONTEXT a='>'>",
-            "</memory-context >", "<memory/>"]
+    tags = [f"<memory{T}>", "</memory>", f'<MEMORY-CONTEXT{T} skipped=">">', "</memory-context >"]
     for tag in tags:
-        text = f"a{tag}b"
+        text = f"a{tag}b</memory></memory-context>c"
         want = scrub_text(text)
         for cut in range(len(text) + 1):
             assert feed_in_pieces(text, [cut]) == want, (tag, cut)
@@ -264,38 +256,38 @@ def test_responsiveness_examples() -> None:
     s = Scrubber()
     assert s.feed("hello <") == "hello "
     assert s.pending == "<"
-    assert s.feed(" b") == "< b"  # '< ' can't be a memory tag: released at once
+    assert s.feed(" b") == "< b"  # '< ' can't be a crib tag: released at once
     assert s.pending == ""
 
     s = Scrubber()
-    assert s.feed("a < b") == "a < b"
     assert s.feed("x <me") == "x "
     assert s.feed("m") == ""
     assert s.feed("o>") == "<memo>"  # a look-alike, released as soon as it is clear
     assert s.feed("<memory") == ""
-    assert s.feed("x") == "<memoryx"
-    assert s.feed("<memory-context") == ""
-    assert s.feed("ual>") == "<memory-contextual>"
+    assert s.feed(">") == "<memory>"  # no attributes: not crib's
+    assert s.feed("Vec<Memory") == "Vec"
+    assert s.feed("> x") == "<Memory> x"
     assert s.feed("</") == ""
     assert s.feed("div>") == "</div>"
+    assert s.feed("</memory>") == "</memory>"  # no crib block open: prose
     assert s.flush() == ""
 
 
 def test_block_content_is_never_emitted_even_partially() -> None:
     s = Scrubber()
-    out = [s.feed(c) for c in "ok <memory>SECRET</memory> done"]
+    out = [s.feed(c) for c in f"ok <memory{T}>SECRET</memory> done"]
     assert "".join(out) + s.flush() == "ok  done"
-    assert not any(ch in "SECRET" for ch in "".join(out))
+    assert "S" not in "".join(out)
 
 
 def test_text_after_block_is_emitted_immediately() -> None:
     s = Scrubber()
-    assert s.feed("<memory>x</memory") == ""
+    assert s.feed(f"<memory{T}>x</memory") == ""
     assert s.feed(">tail") == "tail"
 
 
 def test_scrub_stream_helper() -> None:
-    chunks = ["a <mem", "ory>sec", "ret</mem", "ory> b <", "memo> c <memory>x"]
+    chunks = ["a <mem", 'ory context_time="t">sec', "ret</mem", "ory> b <", f"memo> c <memory{T}>x"]
     pieces = list(scrub_stream(chunks))
     assert all(pieces)
     assert "".join(pieces) == scrub_text("".join(chunks)) == "a  b <memo> c "
@@ -319,25 +311,26 @@ def test_state_round_trip_through_json() -> None:
 # ---------------------------------------------------------------------------- hypothesis property
 
 _OPENERS = {
-    "memory": ["<memory>", '<memory context_time="2026-11-22T10:00:00Z">', "<MEMORY a='>'>",
-               "<Memory\n\tx = \"1>2\" flag>"],
-    "memory-context": ["<memory-context>", "<memory-context >", "<MEMORY-CONTEXT note='a>b'>",
-                       "<memory-context\nsrc=crib>"],
+    "memory": [f"<memory{T}>", f'<memory{T} channels="facts,fts,vector">', f'<MEMORY{T} skipped="a>b">',
+               f"<Memory\n\t{T}\n>", '<memory channels="x" context_time="y">'],
+    "memory-context": [f"<memory-context{T}>", f"<memory-context{T} >", f"<MEMORY-CONTEXT{T}>",
+                       f'<memory-context\n{T} skipped="vector">'],
 }
 _CLOSERS = {
-    "memory": ["</memory>", "</MEMORY >", "</memory\n>", "</Memory x='>'>"],
+    "memory": ["</memory>", "</MEMORY >", "</memory\n>"],
     "memory-context": ["</memory-context>", "</memory-context >", "</MEMORY-Context\t>"],
 }
 
 # Fragments of memory markup and look-alikes for the free text between blocks.
 _FRAGMENTS = [
     "<", "</", ">", "/>", "=", '"', "'", " ", "\n", "<m", "<mem", "<memory", "<MEMORY", "<memory-",
-    "<memory-context", "</memory", "</memory-context", "<memory ", '<memory a="', "<memory a='x>",
-    "<memory>", "</memory>", "<memory-context>", "</memory-context >", "<memory/>", "< memory>",
+    "<memory-context", "</memory", "</memory-context", "<memory ", '<memory context_time="', "<memory a='x>",
+    "<memory>", "</memory>", "<memory-context>", "</memory-context >", "<memory/>", "< memory>", "context_time=",
     "<memo>", "<memoryx>", "<memory-contextual>", "</memoryx>", "<div>", "a < b", "x > y", 'q="a>b"',
+    'channels="', "Vec<Memory>", "#include <memory>",
 ]
 _free_text = st.lists(
-    st.one_of(st.text(alphabet="ab <>/=\"'-mMeEx\n", max_size=8), st.sampled_from(_FRAGMENTS)),
+    st.one_of(st.text(alphabet="ab <>/=\"'-mMeEx_\n", max_size=8), st.sampled_from(_FRAGMENTS)),
     max_size=6,
 ).map("".join)
 # Inside blocks: sentinel text and harmless characters, but no '<' (which could close the block).
@@ -384,7 +377,7 @@ def test_property_state_survives_json(text: str, cut: int) -> None:
 
 @PROPERTY
 @given(text=texts, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20))
-def test_property_holds_back_only_a_viable_tag_prefix(text: str, cuts: list[int]) -> None:
+def test_property_holds_back_only_a_tag_prefix(text: str, cuts: list[int]) -> None:
     s = Scrubber()
     prev = 0
     for cut in sorted(set(c for c in cuts if 0 < c < len(text))) + [len(text)]:
@@ -395,14 +388,14 @@ def test_property_holds_back_only_a_viable_tag_prefix(text: str, cuts: list[int]
             assert len(held) <= MAX_TAG_LENGTH
             assert held.startswith("<") and "<" not in held[1:]
             assert text[:cut].endswith(held)
-            assert _PARTIAL.match(held), held  # could still become a memory tag
+            assert re.match(r"</?[mM]", held) or held in ("<", "</"), held
 
 
 @PROPERTY
 @given(text=st.text(max_size=60))
 def test_property_arbitrary_unicode_text(text: str) -> None:
     assert feed_by_char(text) == scrub_text(text) == reference_scrub(text)
-    if "<" not in text:
+    if "context_time" not in text:
         assert scrub_text(text) == text
 
 
@@ -413,9 +406,9 @@ def test_property_arbitrary_unicode_text(text: str) -> None:
     ("text", "expected"),
     [
         ("no markup here\n\n  indented  ", "no markup here\n\n  indented  "),
-        ("a <memory>x</memory> b", "a b"),
-        ("a<memory>x</memory>b", "ab"),
-        ("a <memory>x</memory>b", "a b"),
+        (f"a <memory{T}>x</memory> b", "a b"),
+        (f"a<memory{T}>x</memory>b", "ab"),
+        (f"a <memory{T}>x</memory>b", "a b"),
         (f"{FENCED}\n\nMy note: use WAL.", "My note: use WAL."),
         (f"My note.\n{CLASSIC}\n", "My note."),
         (f"line one\n{CLASSIC}\nline two", "line one\nline two"),
@@ -423,10 +416,11 @@ def test_property_arbitrary_unicode_text(text: str) -> None:
         (f"- item\n  {CLASSIC}\n  - sub", "- item\n  - sub"),
         (f"a {CLASSIC} {FENCED} b", "a b"),
         (f"a\n{CLASSIC}\n\n{FENCED}\nb", "a\n\nb"),
-        ("keep </memory> this", "keep this"),
-        ("x\r\n<memory/>\r\ny", "x\r\ny"),
-        ("keep <memory>and drop the rest", "keep"),
-        ("  lead <memory/>", "  lead"),
+        ("keep </memory> this", "keep </memory> this"),
+        (f"x\r\n<memory{T}></memory>\r\ny", "x\r\ny"),
+        (f"keep <memory{T}>and drop the rest", "keep"),
+        ("keep <memory>and the rest", "keep <memory>and the rest"),
+        ("parser.cpp needs #include <memory> for std::unique_ptr", "parser.cpp needs #include <memory> for std::unique_ptr"),
         ("<memoryx> stays", "<memoryx> stays"),
     ],
 )
@@ -489,12 +483,15 @@ def test_neutralise_leaves_other_text_alone(text: str) -> None:
 def test_property_neutralised_text_cannot_break_the_fence(text: str) -> None:
     inert = neutralise_tags(text)
     assert neutralise_tags(inert) == inert  # idempotent
-    # Only '<' characters were touched.
-    assert inert.replace(NEUTRAL_LT, "<") == text.replace(NEUTRAL_LT, "<")
+    # Only '<' characters were touched (entities such as &lt; become one '‹').
+    if "&" not in text:
+        assert inert.replace(NEUTRAL_LT, "<") == text.replace(NEUTRAL_LT, "<").replace("\uff1c", "<").replace(
+            "\ufe64", "<"
+        ) or "\uff1c" in text or "\ufe64" in text
     # Stored text rendered inside a block can neither close nor reopen it.
-    for opener, closer in [("<memory-context>\n", "\n</memory-context>"),
-                           ('<memory context_time="t">', "</memory>"),
-                           ("<memory-context>", "</memory-context>")]:
+    for opener, closer in [('<memory-context context_time="t">\n', "\n</memory-context>"),
+                           ('<memory context_time="t" channels="fts">', "</memory>"),
+                           ('<memory-context context_time="t">', "</memory-context>")]:
         assert scrub_text(opener + inert + closer + "AFTER") == "AFTER"
         assert scrub_text("BEFORE" + opener + inert + closer + "AFTER") == "BEFOREAFTER"
     # Nothing the scrubber would treat as memory markup is left.
@@ -516,9 +513,9 @@ def _megabyte_stream(seed: int = 20261122) -> str:
              "<memory-contextual>", "ok", "\n", "SQLite", "'quoted'", '"dq"', "=", "<"]
     blocks = [
         '<memory context_time="2026-11-22T10:00:00Z">{s}</memory>',
-        "<memory-context>\n[System note: recalled]\n{s}\n</memory-context>",
-        "<MEMORY-CONTEXT note='a>b'>{s}<memory>{s}</memory>{s}</memory-context >",
-        "<memory\n>{s}</MEMORY\n>",
+        '<memory-context context_time="t">\n[Note from crib: recalled]\n{s}\n</memory-context>',
+        '<MEMORY-CONTEXT context_time="t" skipped="a>b">{s}<memory context_time="t">{s}</memory>{s}</memory-context >',
+        '<memory\ncontext_time="t"\n>{s}</MEMORY\n>',
     ]
     parts: list[str] = []
     size = 0
@@ -559,10 +556,10 @@ def test_one_megabyte_stream_linear_time() -> None:
 def test_adversarial_inputs_stay_linear() -> None:
     # Many unterminated candidates, long quoted values, deep nesting: still linear.
     cases = [
-        "<memory a='" * 20_000,
+        '<memory context_time="' * 20_000,
         "<memory " * 25_000,
-        "<memory>" * 12_500 + "</memory>" * 12_500 + "tail",
-        ("<memory a=\"" + "x" * 2000) * 100,
+        '<memory context_time="t">' * 12_500 + "</memory>" * 12_500 + "tail",
+        ('<memory context_time="' + "x" * 2000) * 100,
         "<" * 200_000,
         "</memory-context " * 12_000,
     ]
@@ -570,4 +567,4 @@ def test_adversarial_inputs_stay_linear() -> None:
         t0 = time.perf_counter()
         assert feed_by_char(text) == scrub_text(text)
         assert time.perf_counter() - t0 < 5
-    assert scrub_text("<memory>" * 12_500 + "</memory>" * 12_500 + "tail") == "tail"
+    assert scrub_text('<memory context_time="t">' * 12_500 + "</memory>" * 12_500 + "tail") == "tail"
