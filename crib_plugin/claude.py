@@ -10,8 +10,12 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
 
 ``SessionStart``
     For every ``source`` (``startup``, ``resume``, ``clear``, ``compact``) re-injects the standing
-    memories — the most recent decisions and corrections, plus the top of a retrieval against the last
-    user prompt in the transcript when ``transcript_path`` is readable — and resets the session's
+    memories — the user's preferences, the most recent decisions and corrections (the *standing*
+    types of :mod:`crib_plugin.entry_types`), plus the top of a retrieval against the last user prompt
+    in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
+    telling Claude that memory exists and how to write it. That line is printed even with an empty or
+    missing store: it is how Claude learns to store the first memory. No fenced block is printed when
+    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets the session's
     "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
     injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
 
@@ -64,8 +68,14 @@ VECTOR_SHARE = 0.6
 the vector channel is reported as skipped and the full-text and fact channels still answer."""
 MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
-STANDING_TYPES = ("decision", "correction")
-STANDING_LIMIT = 8  # recent decisions and corrections re-injected at SessionStart
+STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
+PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
+MEMORY_AVAILABLE = (
+    "crib memory is available in this project: store a durable decision (with its reason), an error and its fix, "
+    "a correction or the user's preference with the crib MCP tool `remember` (or `crib write --type TYPE` in Bash); "
+    "look up with `recall`, fix with `correct` (see the crib-memory skill)."
+)
+"""The one line SessionStart always prints, so Claude knows memory exists and how to write it."""
 RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
 TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
 STATE_VERSION = 1
@@ -461,7 +471,13 @@ def standing_entries(memory: Any, prompt: str, budget: int) -> tuple[list[Any], 
         facts = list(retrieval.facts)
         channels.extend(c.channel for c in retrieval.channels if c.ran)
     seen = {e.id for e in entries}
-    for entry in memory.store.recent_entries(STANDING_LIMIT, types=STANDING_TYPES):
+    from .entry_types import standing_names
+
+    standing = standing_names(memory.registry.types)
+    others = tuple(t for t in standing if t != "preference")
+    batches = [memory.store.recent_entries(PREFERENCE_LIMIT, types=("preference",))] if "preference" in standing else []
+    batches.append(memory.store.recent_entries(STANDING_LIMIT, types=others) if others else [])
+    for entry in (e for batch in batches for e in batch):
         if entry.id not in seen:
             entries.append(entry)
             seen.add(entry.id)
@@ -471,9 +487,9 @@ def standing_entries(memory: Any, prompt: str, budget: int) -> tuple[list[Any], 
 
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
-    """Standing memories for a (re)started session; the session's record restarts from them."""
+    """The availability line and the standing memories; the session's record restarts from them."""
     if not db.exists():
-        return None
+        return HookResult(SESSION_START, MEMORY_AVAILABLE)
     state = SessionState.for_session(db, hook.session_id).reset()
     with _open_memory(db) as memory:
         _fetch_model_in_background(memory)
@@ -485,15 +501,17 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
             return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels)
 
         block = render()
-        while len(block) > CLAUDE_CONTEXT_CAP and (entries or facts):
+        cap = CLAUDE_CONTEXT_CAP - len(MEMORY_AVAILABLE) - 1
+        while len(block) > cap and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
-    if len(block) > CLAUDE_CONTEXT_CAP:
+    if len(block) > cap:
         block = ""
     state.entries = {e.id for e in entries} if block else set()
     state.facts = {f.id for f in facts} if block else set()
     # The reset record is kept even when nothing is injected: what was injected before is gone.
-    return HookResult(SESSION_START, block, state)
+    context = f"{MEMORY_AVAILABLE}\n{block}" if block else MEMORY_AVAILABLE
+    return HookResult(SESSION_START, context, state)
 
 
 def _fetch_model_in_background(memory: Any) -> None:

@@ -58,7 +58,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--type", "entry_type", default=None, help="note, decision, correction or error (or a leading type=WORD).")
+@click.option("--type", "entry_type", default=None, help="note (default), decision, error, correction, preference or a plugin's type (or a leading type=WORD); `crib types` explains each.")
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
 @click.option("--thread", envvar="CRIB_THREAD", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
@@ -92,6 +92,19 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         for note in report.notes:
             click.echo(f"crib: {note}", err=True)
     click.echo(", ".join(parts))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per type: name, meaning, standing.")
+def types(as_json: bool) -> None:
+    """The kinds of memory crib stores, what each means, and which SessionStart re-injects (standing)."""
+    from .entry_types import registered_types
+
+    for t in registered_types().values():
+        if as_json:
+            click.echo(json.dumps({"name": t.name, "meaning": t.meaning, "standing": t.standing}))
+        else:
+            click.echo(f"{t.name:<12} {t.meaning}{'  [standing]' if t.standing else ''}")
 
 
 @cli.command()

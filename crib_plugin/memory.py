@@ -252,7 +252,7 @@ class Memory:
         """
         from .write import parse_write
 
-        parsed = parse_write(text, type)
+        parsed = parse_write(text, type, self.registry.types or None)
         item = NewEntry(parsed.content, parsed.type, created_at, dict(metadata or {}))
         reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
         self.last_write = reports[0]
@@ -277,7 +277,8 @@ class Memory:
                 raise InputError("nothing to write: the text is empty (after removing memory blocks)")
             if not isinstance(item.metadata, dict):
                 raise InputError("metadata must be a JSON object")
-            prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
+            known = self.registry.types or None
+            prepared.append(NewEntry(content, validate_type(item.type, known), normalise_iso(item.created_at), item.metadata))
         store = self.store
         reports: list[WriteReport | None] = [None] * len(prepared)
         todo: list[int] = []
@@ -494,7 +495,7 @@ class Memory:
             if not isinstance(metadata, dict):
                 raise InputError(f"record {number}: 'metadata' must be an object")
             try:
-                entry_type = validate_type(str(record.get("type") or "note"))
+                entry_type = validate_type(str(record.get("type") or "note"), self.registry.types or None)
                 created = normalise_iso(record.get("created_at"))
             except InputError as exc:
                 raise InputError(f"record {number}: {exc}") from exc

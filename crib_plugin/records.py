@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ENTRY_TYPES = ("note", "decision", "correction", "error")
+from .entry_types import builtin_names
+
+ENTRY_TYPES = builtin_names()  # crib's own types; their meanings live in entry_types.py (plugins may add more)
 
 
 @dataclass

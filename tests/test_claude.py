@@ -23,6 +23,7 @@ import pytest
 from crib_plugin import claude
 from crib_plugin.claude import (
     CLAUDE_CONTEXT_CAP,
+    MEMORY_AVAILABLE,
     HookInput,
     SessionState,
     hook_timeout,
@@ -265,7 +266,8 @@ def test_session_start_after_compact_reinjects_and_resets_the_session(crib: Any,
     result = crib("hook", "session-start", input=start(transcript_path=str(transcript)), env=SLOW_OK)
     assert result.returncode == 0, result.stderr
     context = context_of(result.stdout, "SessionStart")
-    assert context.startswith("<memory-context ")
+    line, block = context.split("\n", 1)
+    assert line == MEMORY_AVAILABLE and block.startswith("<memory-context ")
     assert "Chose SQLite for storage" in context  # standing decision
     assert "canary check in the deploy pipeline" in context  # top hit for the transcript's last prompt
     assert "Sourdough" not in context
@@ -282,10 +284,12 @@ def test_session_start_on_startup_injects_standing_memories(crib: Any) -> None:
     seed(crib)
     crib("write", input="type=correction Tests run with pytest -q, not unittest.")
     crib("write", input="type=note Lunch is at noon.")
+    crib("write", input="type=preference The user wants commit messages in the imperative mood.")
+    crib("write", input="type=error ImportError on numpy 2: pin numpy<2 in the lock file.")
     result = crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK)
     context = context_of(result.stdout, "SessionStart")
-    assert "Chose SQLite" in context and "pytest -q" in context
-    assert "Lunch" not in context  # notes are not standing memories
+    assert "Chose SQLite" in context and "pytest -q" in context and "imperative mood" in context
+    assert "Lunch" not in context and "ImportError" not in context  # notes and errors are not standing
 
 
 def test_session_start_with_unreadable_transcript_still_injects_standing(crib: Any) -> None:
@@ -294,9 +298,16 @@ def test_session_start_with_unreadable_transcript_still_injects_standing(crib: A
     assert "Chose SQLite" in context_of(result.stdout, "SessionStart")
 
 
-def test_session_start_without_database_prints_nothing(crib: Any, db: Path) -> None:
+def test_session_start_without_database_prints_only_the_availability_line(crib: Any, db: Path) -> None:
     result = crib("hook", "session-start", input=start(), env=SLOW_OK)
-    assert (result.returncode, result.stdout) == (0, "") and not db.exists()
+    assert result.returncode == 0 and context_of(result.stdout, "SessionStart") == MEMORY_AVAILABLE
+    assert not db.exists()  # nothing is created by looking
+
+
+def test_session_start_with_nothing_standing_prints_no_block(crib: Any) -> None:
+    crib("write", input="type=note Lunch is at noon.")
+    result = crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK)
+    assert context_of(result.stdout, "SessionStart") == MEMORY_AVAILABLE
 
 
 def test_session_start_fails_open_on_corrupt_database(crib: Any, db: Path) -> None:
