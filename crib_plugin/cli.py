@@ -269,6 +269,14 @@ def scrub() -> None:
 
 
 @cli.command()
+def mcp() -> None:
+    """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
+    from .mcp_server import main as serve
+
+    serve()
+
+
+@cli.command()
 @click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
 @click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
 def calibrate(dry_run: bool, reset: bool) -> None:
@@ -340,6 +348,14 @@ def hook_session_start() -> None:
     from .claude import SESSION_START, run_hook
 
     sys.exit(run_hook(SESSION_START))
+
+
+@hook.command("message-display", context_settings=_HOOK_CONTEXT)
+def hook_message_display() -> None:
+    """MessageDisplay: remove memory blocks from assistant text as it is shown (state per message_id)."""
+    from .display import run_message_display
+
+    sys.exit(run_message_display(sys.stdin, sys.stdout))
 
 
 @cli.command(name="eval-noanswer")

@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     would add ~40 ms to every prompt for nothing.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"])
+    per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"], ["hook", "message-display"])
     if per_prompt and argv is None:
         import gc
 
@@ -117,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from .claude import USER_PROMPT_SUBMIT, run_hook
 
         fast_exit(run_hook(USER_PROMPT_SUBMIT))
+    if args == ["hook", "message-display"]:  # once per streamed batch of every answer
+        from .display import run_message_display
+
+        fast_exit(run_message_display(sys.stdin, sys.stdout))
     from .cli import main as cli_main
 
     cli_main(args)

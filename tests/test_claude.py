@@ -329,9 +329,10 @@ def test_hooks_json_wires_both_events_through_the_launcher() -> None:
     config = json.loads((ROOT / "hooks" / "hooks.json").read_text())
     assert config["description"]
     hooks = config["hooks"]
-    assert set(hooks) == {"UserPromptSubmit", "SessionStart"}
+    assert set(hooks) == {"UserPromptSubmit", "SessionStart", "MessageDisplay"}
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
-    for event, sub in (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start")):
+    pairs = (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start"), ("MessageDisplay", "message-display"))
+    for event, sub in pairs:
         (entry,) = hooks[event][0]["hooks"]
         assert entry["type"] == "command"
         assert entry["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/crib" hook {sub}'
