@@ -140,10 +140,10 @@ def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Pat
     explicit = (env.get("CRIB_DB") or "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from .config import DEFAULT_DB
+    from .scopes import project_db
 
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
-    return Path(base) / DEFAULT_DB if base else DEFAULT_DB
+    return project_db(Path(base) if base else None, environ={})  # the repository root's store
 
 
 def hook_timeout(environ: Mapping[str, str] | None = None) -> float:

@@ -43,6 +43,15 @@ def open_memory(create: bool = True, **kwargs: Any) -> Any:
     return Memory(create=create, **kwargs)
 
 
+def _scope_kwargs(to_global: bool) -> dict[str, Any]:
+    """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
+    if not to_global:
+        return {}
+    from .scopes import global_db
+
+    return {"path": global_db()}
+
+
 def warn_all(memory: Any) -> None:
     for note in memory.warnings:
         click.echo(f"crib: warning: {note}", err=True)
@@ -53,7 +62,9 @@ def warn_all(memory: Any) -> None:
 def cli() -> None:
     """crib — persistent memory for AI agents (one SQLite file: facts, full text, vectors).
 
-    The database is CRIB_DB (default .state/crib/crib.db under the current directory).
+    The project store is CRIB_DB (default .state/crib/crib.db at the git repository's root, else
+    under the current directory); the global store is CRIB_GLOBAL_DB (default: the user data
+    directory). `crib where` prints both.
     """
 
 
@@ -62,8 +73,9 @@ def cli() -> None:
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
 @click.option("--thread", envvar="CRIB_THREAD", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
+@click.option("--global", "to_global", is_flag=True, help="Write to the global store (every project inherits it) instead of the project's.")
 @click.argument("text", required=False)
-def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, text: str | None) -> None:
+def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, to_global: bool, text: str | None) -> None:
     """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
     raw = text if text is not None else read_stdin()
     if not raw.strip():
@@ -78,11 +90,11 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
             raise InputError("--metadata must be a JSON object")
     if thread:
         meta["thread"] = thread
-    with open_memory() as memory:
+    with open_memory(**_scope_kwargs(to_global)) as memory:
         entry_id = memory.write(raw, type=entry_type, created_at=created_at, metadata=meta)
         report = memory.last_write
         warn_all(memory)
-    parts = [f"stored entry {entry_id}"]
+    parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
     if report is not None:
         if report.duplicate:
             parts = [f"entry {entry_id} already stored (identical content)"]
@@ -176,16 +188,6 @@ def export() -> None:
     with open_memory(create=False) as memory:
         for record in memory.export():
             click.echo(json.dumps(record, ensure_ascii=False))
-
-
-@cli.command()
-@click.argument("entry_id", type=int)
-def forget(entry_id: int) -> None:
-    """Delete entry ENTRY_ID (its text, vectors and fact sources)."""
-    with open_memory(create=False) as memory:
-        if not memory.forget(entry_id):
-            raise InputError(f"no entry with id {entry_id}")
-    click.echo(f"forgot entry {entry_id}")
 
 
 @cli.command()
@@ -380,6 +382,11 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
     click.echo(results.table(offenders=offenders))
     if json_out:
         noanswer.write_json(results, json_out)
+
+
+from .cli_manage import register as _register_manage  # noqa: E402 - where, list, show, stats, forget, correct, log
+
+_register_manage(cli)
 
 
 def _load_plugin_commands() -> None:

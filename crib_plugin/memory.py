@@ -265,8 +265,12 @@ class Memory:
         dedupe: bool = True,
         extract: bool = True,
         cleaned: bool = False,
+        audit: str | None = "write",
     ) -> list[WriteReport]:
-        """Store several entries, embedding them in batches (the import and benchmark path)."""
+        """Store several entries, embedding them in batches (the import and benchmark path).
+
+        ``audit`` is the action recorded per new entry in the audit table (``None``: the caller
+        records one row for the batch, as import does)."""
         from . import facts as facts_mod
         from .write import clean_content, validate_type
 
@@ -306,6 +310,10 @@ class Memory:
                 else:
                     store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
                 fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+                if audit:
+                    from .manage import record_audit
+
+                    record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())
@@ -414,13 +422,11 @@ class Memory:
     # -- maintenance -----------------------------------------------------------------------
 
     def forget(self, entry_id: int) -> bool:
-        """Delete an entry, its index rows, vectors and fact sources. False if it did not exist."""
-        store = self.store
-        with store.transaction():
-            from . import facts as facts_mod
+        """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
+        False if it did not exist."""
+        from .manage import forget
 
-            facts_mod.forget_entry(store, entry_id)
-            return bool(store.delete_entry(entry_id))
+        return bool(forget(self, [entry_id]))
 
     def reindex(self, embedder: str | None = None) -> dict[str, Any]:
         """Embed every entry that lacks a vector in the (new) active embedder's space.
@@ -459,6 +465,9 @@ class Memory:
         with store.transaction():
             store.set_setting("embedder", model.name)
             store.execute("DELETE FROM pending_embeddings WHERE entry_id IN (SELECT rowid FROM " + table + ")")
+            from .manage import record_audit
+
+            record_audit(store, "reindex", None, embedder=key, embedded=done)
         return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending())}
 
     def _previous_of(self, entry: Entry) -> str | None:
@@ -500,7 +509,14 @@ class Memory:
             except InputError as exc:
                 raise InputError(f"record {number}: {exc}") from exc
             items.append(NewEntry(content, entry_type, created, metadata))
-        return self.write_many(items)
+        reports = self.write_many(items, audit=None)
+        new = [r.entry_id for r in reports if not r.duplicate]
+        with self.store.transaction():
+            from .manage import record_audit
+
+            record_audit(self.store, "import", None, entries=len(new), duplicates=len(reports) - len(new),
+                         first_id=min(new, default=None), last_id=max(new, default=None))
+        return reports
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

@@ -504,6 +504,24 @@ class SQLiteStore:
     def clear_pending(self, entry_id: int, space: str) -> None:
         self.execute("DELETE FROM pending_embeddings WHERE entry_id = ? AND space = ?", (entry_id, space))
 
+    # -- supersession (migration 4) ----------------------------------------------------------
+
+    def supersede_entry(self, old_id: int, new_id: int) -> None:
+        """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
+        self._forget_reads()
+        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+
+    def successor_of(self, entry_id: int) -> int | None:
+        """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced it."""
+        current, seen = entry_id, {entry_id}
+        while True:
+            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
+            nxt = rows[0][0] if rows else None
+            if nxt is None or int(nxt) in seen:
+                return None if current == entry_id else current
+            current = int(nxt)
+            seen.add(current)
+
 
 def sqlite_capabilities() -> dict[str, Any]:
     """What the bundled SQLite can do: version, FTS5, trigram, sqlite-vec (for ``crib doctor``)."""
@@ -548,8 +566,10 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True) -
         raise StoreError(f"no crib database at {path}")
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if create and not path.exists():
+            from ..scopes import prepare_store_dir
+
+            prepare_store_dir(path)  # and a .gitignore inside .state/crib
         conn = apsw.Connection(str(path), flags=flags)
         conn.setbusytimeout(BUSY_TIMEOUT_MS)
         conn.execute("PRAGMA foreign_keys = ON")
