@@ -231,6 +231,9 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
+        from .scopes import prepare_store_dir
+
+        prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "version": STATE_VERSION,
@@ -372,7 +375,9 @@ def join_within_cap(blocks: list[str], cap: int = CLAUDE_CONTEXT_CAP) -> str:
 
 def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     """Relevant memories not yet injected in this session, as the fenced block (None: print nothing)."""
-    if not hook.prompt or not db.exists():
+    from .scopes import global_db
+
+    if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
     from .config import load_settings
@@ -387,7 +392,11 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
 
 
 def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
-    with _open_memory(db) as memory:
+    from .scoped import scope_key, select_scoped
+    from .scopes import global_db
+
+    scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
+    with _open_memory(db if scope == "project" else global_db()) as memory:
         budget = memory.settings.budget
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
@@ -396,11 +405,11 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
             from .render import CONTEXT, warm_template
 
             warm_template(CONTEXT, memory.settings.templates)
-        retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
+        retrieval = select_scoped(memory, hook.prompt, budget=budget, exclude=state.entries, primary_scope=scope)
         retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
         block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)
         if block:
-            state.entries |= {h.entry.id for h in retrieval.hits}
+            state.entries |= {scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits}
             state.facts |= {f.id for f in retrieval.facts}
         extra = plugin_blocks(memory, hook.prompt, state, budget)
     context = join_within_cap([b for b in [block, *extra] if b])

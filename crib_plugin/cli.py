@@ -138,26 +138,27 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit (id, score, channels, content, type, created_at, metadata).")
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
-def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool) -> None:
-    """Ranked hits for QUERY (fused, floors applied, no budget)."""
+@click.option("--scope", type=click.Choice(["project", "global", "all"]), default="all", show_default=True, help="Which stores to search (all: project, then global).")
+def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
+    """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
     from .config import parse_channels
+    from .scoped import recall_scopes
 
     names = parse_channels(",".join(channels)) if channels else None
-    with open_memory(create=False) as memory:
-        retrieval = memory.recall(query, channels=names)
-        hits = retrieval.hits[:limit]
-        warn_all(memory)
+    hits, retrievals = recall_scopes(query, scope=scope, channels=names, limit=limit, warn=lambda n: click.echo(f"crib: warning: {n}", err=True))
+    several = len(retrievals) > 1
+    for hit in hits:
         if as_json:
-            for hit in hits:
-                click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+            click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
         else:
-            for hit in hits:
-                chans = ",".join(sorted(hit.channels))
-                click.echo(f"{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {hit.entry.content[:120]}")
-        if explain:
-            from .explain import explain_text
+            chans = ",".join(sorted(hit.channels))
+            where = f"{hit.entry.scope:<7} " if several else ""
+            click.echo(f"{where}{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {hit.entry.content[:120]}")
+    if explain:
+        from .explain import explain_text
 
-            click.echo(explain_text(retrieval), err=as_json)
+        for name, retrieval in retrievals:
+            click.echo((f"[{name}]\n" if several else "") + explain_text(retrieval), err=as_json)
 
 
 @cli.command(name="import")

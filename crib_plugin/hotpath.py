@@ -65,19 +65,22 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         from .prefetch import fork_for
 
         settings = load_settings()
-        if not settings.db.exists():
+        from .scoped import open_reading, select_scoped
+
+        opened = open_reading(settings)  # the project store, else the global one, else nothing
+        if opened is None:
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
-            from .memory import Memory
             from .render import FORMATS
 
-            with Memory(create=False, settings=settings) as memory:
+            memory, scope = opened
+            with memory:
                 if memory.prefetch(text, worker=worker):  # meanwhile, load the template
                     from .render import warm_template
 
                     warm_template(FORMATS[fmt], settings.templates)
-                retrieval = memory.select(memory.recall(text), budget=budget)
+                retrieval = select_scoped(memory, text, budget=budget, primary_scope=scope)
                 block = memory.render(retrieval, template=FORMATS[fmt])
                 for note in memory.warnings:
                     print(f"crib: warning: {note}", file=sys.stderr)

@@ -23,15 +23,19 @@ class Entry:
     created_at: str  # ISO 8601, UTC, "YYYY-MM-DDTHH:MM:SSZ"
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
+    scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.scoped)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "type": self.type,
             "content": self.content,
             "created_at": self.created_at,
             "metadata": self.metadata,
         }
+        if self.scope:
+            data["scope"] = self.scope
+        return data
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ worktree's ``.git`` file names its private git directory, whose ``commondir`` na
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
@@ -108,9 +109,20 @@ def global_db(environ: Mapping[str, str] | None = None) -> Path:
     explicit = _env("CRIB_GLOBAL_DB", environ)
     if explicit:
         return Path(explicit).expanduser()
+    return user_data_dir(environ) / DB_NAME
+
+
+def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``platformdirs.user_data_dir("crib")``. On Linux its XDG rule is applied here directly
+    (``$XDG_DATA_HOME/crib``, else ``~/.local/share/crib``): every prompt checks for the global
+    store, and importing platformdirs would cost it ~4 ms. Elsewhere platformdirs answers."""
+    if sys.platform.startswith("linux"):
+        xdg = _env("XDG_DATA_HOME", environ)
+        base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+        return base / "crib"
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("crib", appauthor=False)) / DB_NAME
+    return Path(platformdirs.user_data_dir("crib", appauthor=False))
 
 
 def scope_path(scope: str, cwd: Path | None = None) -> Path:

@@ -456,7 +456,8 @@ def test_resolve_db_order() -> None:
     assert resolve_db(hook, {"CRIB_DB": "/x/y.db", "CLAUDE_PROJECT_DIR": "/p"}) == Path("/x/y.db")
     assert resolve_db(hook, {"CLAUDE_PROJECT_DIR": "/p"}) == Path("/p/.state/crib/crib.db")
     assert resolve_db(hook, {}) == Path("/work/proj/.state/crib/crib.db")
-    assert resolve_db(HookInput(event="x"), {}) == Path(".state/crib/crib.db")
+    # outside git (the tests run in a temporary folder): under the current directory
+    assert resolve_db(HookInput(event="x"), {}) == Path.cwd() / ".state" / "crib" / "crib.db"
 
 
 def test_hook_timeout_parsing() -> None:
