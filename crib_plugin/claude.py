@@ -463,47 +463,81 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
     return ""
 
 
-def standing_entries(memory: Any, prompt: str, budget: int) -> tuple[list[Any], list[Any], list[str]]:
+def _standing_of(memory: Any, scope: str) -> tuple[list[Any], list[Any]]:
+    """One store's current preferences and its other standing entries, newest first, tagged with ``scope``."""
+    import dataclasses
+
+    from .entry_types import standing_names
+
+    standing = standing_names(memory.registry.types)
+    others = tuple(t for t in standing if t != "preference")
+    store = memory.store
+    prefs = store.recent_entries(PREFERENCE_LIMIT, types=("preference",), current_only=True) if "preference" in standing else []
+    rest = store.recent_entries(STANDING_LIMIT, types=others, current_only=True) if others else []
+    return [dataclasses.replace(e, scope=scope) for e in prefs], [dataclasses.replace(e, scope=scope) for e in rest]
+
+
+def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "project") -> tuple[list[Any], list[Any], list[str]]:
     """Entries and facts to re-inject at session start, best first, within ``budget``.
 
-    The top of a retrieval against ``prompt`` (what the user was last working on) comes first,
-    then the most recent decisions and corrections.
+    The top of a retrieval against ``prompt`` (what the user was last working on) comes first, then
+    the user's preferences (the project's, then the global store's), then the most recent decisions
+    and corrections (and any other standing type) — superseded ones left out. ``memory`` is the
+    ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
+    their scope only when both stores contributed, as in :func:`crib_plugin.scoped.select_scoped`.
     """
+    import dataclasses
+
     from .fusion import fit_budget
+    from .scoped import _close_shared, global_memory, scope_key, select_scoped
 
     entries: list[Any] = []
     facts: list[Any] = []
     channels = ["standing"]
     if prompt:
-        retrieval = memory.select(memory.recall(prompt), budget=budget, max_items=RECALL_LIMIT)
-        entries.extend(h.entry for h in retrieval.hits)
+        retrieval = select_scoped(memory, prompt, budget=budget, max_items=RECALL_LIMIT, primary_scope=scope)
+        entries.extend(dataclasses.replace(h.entry, scope=h.entry.scope or scope) for h in retrieval.hits)
         facts = list(retrieval.facts)
         channels.extend(c.channel for c in retrieval.channels if c.ran)
-    seen = {e.id for e in entries}
-    from .entry_types import standing_names
+    prefs, rest = _standing_of(memory, scope)
+    other = global_memory(memory) if scope == "project" else None
+    if other is not None:
+        try:
+            global_prefs, global_rest = _standing_of(other, "global")
+        except Exception as exc:  # the global store must never break the project's session start
+            from .hotpath import log_failure
 
-    standing = standing_names(memory.registry.types)
-    others = tuple(t for t in standing if t != "preference")
-    batches = [memory.store.recent_entries(PREFERENCE_LIMIT, types=("preference",))] if "preference" in standing else []
-    batches.append(memory.store.recent_entries(STANDING_LIMIT, types=others) if others else [])
-    for entry in (e for batch in batches for e in batch):
-        if entry.id not in seen:
+            log_failure("global store", exc)
+            global_prefs, global_rest = [], []
+        finally:
+            _close_shared(memory, other)
+        prefs, rest = prefs + global_prefs, rest + global_rest
+    seen = {scope_key(e.scope, e.id) for e in entries}
+    for entry in prefs + rest:
+        if scope_key(entry.scope, entry.id) not in seen:
             entries.append(entry)
-            seen.add(entry.id)
+            seen.add(scope_key(entry.scope, entry.id))
     fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
     kept, _dropped = fit_budget([e.content for e in entries], budget, overhead=300 + fact_cost)
-    return [entries[i] for i in kept], facts, channels
+    entries = [entries[i] for i in kept]
+    if {e.scope for e in entries} <= {scope} and scope == "project":  # one store: the block as before
+        entries = [dataclasses.replace(e, scope="") for e in entries]
+    return entries, facts, channels
 
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
-    if not db.exists():
+    from .scoped import scope_key
+    from .scopes import global_db
+
+    if not (db.exists() or global_db().exists()):
         return HookResult(SESSION_START, MEMORY_AVAILABLE)
     state = SessionState.for_session(db, hook.session_id).reset()
-    with _open_memory(db) as memory:
+    scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
+    with _open_memory(db if scope == "project" else global_db()) as memory:
         _fetch_model_in_background(memory)
         budget = memory.settings.budget
-        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget)
+        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget, scope)
         from .render import CONTEXT, render_block
 
         def render() -> str:
@@ -516,7 +550,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
             block = render()
     if len(block) > cap:
         block = ""
-    state.entries = {e.id for e in entries} if block else set()
+    state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
     state.facts = {f.id for f in facts} if block else set()
     # The reset record is kept even when nothing is injected: what was injected before is gone.
     context = f"{MEMORY_AVAILABLE}\n{block}" if block else MEMORY_AVAILABLE

@@ -292,6 +292,13 @@ def test_session_start_on_startup_injects_standing_memories(crib: Any) -> None:
     assert "Lunch" not in context and "ImportError" not in context  # notes and errors are not standing
 
 
+def test_session_start_leaves_out_a_corrected_decision(crib: Any) -> None:
+    seed(crib)  # entry 1
+    assert crib("correct", "1", "Chose Postgres for storage after all: several writers.").returncode == 0
+    context = context_of(crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK).stdout, "SessionStart")
+    assert "Chose Postgres for storage after all" in context and "Zero dependencies" not in context
+
+
 def test_session_start_with_unreadable_transcript_still_injects_standing(crib: Any) -> None:
     seed(crib)
     result = crib("hook", "session-start", input=start(transcript_path="/nonexistent/t.jsonl"), env=SLOW_OK)

@@ -274,16 +274,19 @@ class SQLiteStore:
             stats[""] = int(self.execute("SELECT count(*) FROM entries")[0][0])
         return stats[""]
 
-    def recent_entries(self, limit: int, types: Sequence[str] | None = None) -> list[Entry]:
-        """Newest entries first, optionally of the given types (standing memories for SessionStart)."""
+    def recent_entries(self, limit: int, types: Sequence[str] | None = None, *, current_only: bool = False) -> list[Entry]:
+        """Newest entries first, optionally of the given types (standing memories for SessionStart);
+        ``current_only`` leaves out entries a later one superseded (``crib correct``)."""
+        current = " AND superseded_by IS NULL" if current_only else ""
         if types:
             marks = ",".join("?" * len(types))
             rows = self.execute(
-                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE type IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT ?",
+                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE type IN ({marks}){current} ORDER BY created_at DESC, id DESC LIMIT ?",
                 [*types, limit],
             )
         else:
-            rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
+            where = f" WHERE superseded_by IS NULL" if current_only else ""
+            rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries{where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
         return [_row_to_entry(r) for r in rows]
 
     def delete_entry(self, entry_id: int) -> bool:
