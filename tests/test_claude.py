@@ -382,6 +382,20 @@ def test_launcher_finds_the_project_database_from_a_subdirectory(crib: Any, tmp_
     assert exported.count("\n") == 2
 
 
+def test_launcher_hooks_use_the_repository_store_when_claude_starts_in_a_subdirectory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRIB_DB")
+    repo = tmp_path / "repo"
+    sub = repo / "services" / "api"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(sub)  # Claude Code started here: the MCP server, the Bash tool and the hooks run here
+    env = {"CLAUDE_PLUGIN_DATA": str(tmp_path / "pd"), "CRIB_PYTHON": sys.executable, "CLAUDE_PROJECT_DIR": str(sub), **SLOW_OK}
+    assert launcher("write", "type=decision Chose SQLite for storage.", env=env).returncode == 0
+    assert (repo / ".state" / "crib" / "crib.db").exists() and not (sub / ".state").exists()
+    result = launcher("hook", "user-prompt-submit", input=ups(), env=env)
+    assert "Chose SQLite" in context_of(result.stdout)
+
+
 def _broken_python(tmp_path: Path) -> dict[str, str]:
     """An environment where `python3` cannot import crib (and cannot make a venv)."""
     stub = tmp_path / "stub-bin"
