@@ -272,8 +272,8 @@ def build_server() -> MCPServer:
     from . import __version__
 
     server: MCPServer = MCPServer(name="crib", title="crib memory", version=__version__, instructions=INSTRUCTIONS)
-    for fn, title, annotations in TOOLS:
-        server.add_tool(_guarded(fn), name=fn.__name__, title=title, description=_description(fn), annotations=annotations)
+    for fn, title, hints in TOOLS:
+        server.add_tool(_guarded(fn), name=fn.__name__, title=title, description=_description(fn), annotations=hints)
     return server
 
 
