@@ -102,7 +102,7 @@ def _limit(value: int) -> int:
 
 
 def _id(value: int) -> int:
-    if value < 1:
+    if not 1 <= value <= 2**63 - 1:  # SQLite's integer range
         raise InputError(f"memory ids are positive integers, got {value}")
     return value
 
