@@ -162,25 +162,26 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
-def import_(file: Any) -> None:
-    """Import entries from a JSONL FILE (`-` for stdin): content, type, created_at, metadata.
+@click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "claude", "markdown"]), default=None, help="Default: by name (folder or .md: markdown; CLAUDE.md, CLAUDE.local.md, .claude/: claude; else jsonl).")
+@click.option("--global", "to_global", is_flag=True, help="Import into the global store (e.g. ~/.claude/CLAUDE.md).")
+def import_(source: Path, fmt: str | None, to_global: bool) -> None:
+    """Import memories from SOURCE (`-` for stdin): crib's JSONL (content, type, created_at,
+    metadata), a Claude Code memory file (CLAUDE.md…) or a folder of markdown notes, split into
+    one memory per bullet or paragraph under its heading path.
 
-    Every line is checked before anything is written: one bad line writes nothing.
+    Everything is checked before anything is written: one bad record writes nothing.
     """
-    records = []
-    for number, line in enumerate(file, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {number}: not valid JSON ({exc.msg})") from exc
-    with open_memory() as memory:
-        reports = memory.import_records(records)
+    from .importers import read_records
+    from .progress import Progress
+
+    kind, records = read_records(source, fmt, stdin=sys.stdin)
+    with open_memory(**_scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+        reports = memory.import_records(records, on_progress=progress)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
-    click.echo(f"imported {new} entries ({len(reports) - new} already present)")
+    rate = f", {progress.rate:.0f} entries/s" if reports else ""
+    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}")
 
 
 @cli.command()
@@ -207,8 +208,10 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
 def reindex(embedder: str | None) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    with open_memory(create=False) as memory:
-        result = memory.reindex(embedder)
+    from .progress import Progress
+
+    with open_memory(create=False) as memory, Progress("reindex", unit="entries") as progress:
+        result = memory.reindex(embedder, on_progress=progress)
     click.echo(json.dumps(result))
 
 

@@ -190,12 +190,23 @@ def stats(memory: "Memory") -> dict[str, Any]:
 # -- forgetting ---------------------------------------------------------------------------------
 
 
+def _mentions(content: str, words: Sequence[str]) -> bool:
+    """Whether ``content`` itself contains one of the query's words (a plural or -ing may differ)."""
+    text = content.lower()
+    return any(word[: max(4, len(word) - 3)] in text if len(word) > 4 else word in text for word in words)
+
+
 def preview_forget(memory: "Memory", query: str, limit: int = 20) -> list[dict[str, Any]]:
-    """The entries ``forget --query`` would remove: every hit the channels find for ``query``
-    (floors applied, no budget and no relevance gate — what matches, not what would be injected)."""
+    """The entries ``forget --query`` would remove: the channels' hits for ``query`` whose own text
+    contains one of its words. A neighbour found only through its thread's context, or a vector
+    that is merely close, is not offered for deletion."""
+    from .query import prepare
+
     if not query.strip():
         raise InputError("forget --query needs some text to match")
-    hits = memory.recall(query).hits[:limit]
+    prepared = prepare(query)
+    words = [w.lower() for w in prepared.keywords] + list(prepared.cjk_terms)
+    hits = [h for h in memory.recall(query).hits if _mentions(h.entry.content, words)][:limit]
     out = []
     for hit in hits:
         data = _get(memory, hit.entry.id)
@@ -215,13 +226,16 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
     Gone means: the entry row, its full-text, trigram and CJK index rows (their segments merged so
     the words are not left behind a delete marker), its vector in every vector table, its
     pending-embedding row, its fact sources and the relations and entities only it supported.
-    Entries it superseded point to nothing afterwards (they become current again). One audit row
-    per entry holds its id, type and content hash — no text.
+    Entries it superseded point to nothing afterwards (they become current again). Freed pages
+    are zeroed (``secure_delete``) and the write-ahead log is checkpointed and truncated, so the
+    text is not left in the file either. One audit row per entry holds its id, type and content
+    hash — no text.
     """
     from . import facts as facts_mod
 
     store = memory.store
     removed: list[int] = []
+    store.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the text
     for entry_id in dict.fromkeys(int(i) for i in entry_ids):
         entry = store.get_entry(entry_id)
         if entry is None:
@@ -234,6 +248,9 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
         removed.append(entry_id)
     if removed:
         _merge_indexes(store)
+        # the write-ahead log still holds the pages as they were written: copy it back and empty it
+        # (a reader holding an old snapshot can delay this; the next checkpoint finishes it)
+        store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return removed
 
 

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
@@ -25,6 +25,7 @@ from .timeutil import normalise_iso
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
 EMBED_BATCH = 32
+IMPORT_CHUNK = 128  # entries embedded and written between two progress reports
 
 
 
@@ -428,7 +429,7 @@ class Memory:
 
         return bool(forget(self, [entry_id]))
 
-    def reindex(self, embedder: str | None = None) -> dict[str, Any]:
+    def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed every entry that lacks a vector in the (new) active embedder's space.
 
         ``embedder`` switches the store to another embedder explicitly: its vectors go to their own
@@ -449,6 +450,8 @@ class Memory:
         table = store.ensure_vector_space(key, int(probe.shape[1]))
         missing = store.entries_without_vector(table)
         done = 0
+        if on_progress is not None:
+            on_progress(0, len(missing))
         for start in range(0, len(missing), EMBED_BATCH):
             ids = missing[start:start + EMBED_BATCH]
             entries = store.get_entries(ids)
@@ -462,6 +465,8 @@ class Memory:
                     store.put_vector(table, entry_id, to_blob(vector))
                     store.clear_pending(entry_id, model.name)
             done += len(ids)
+            if on_progress is not None:
+                on_progress(done, len(missing))
         with store.transaction():
             store.set_setting("embedder", model.name)
             store.execute("DELETE FROM pending_embeddings WHERE entry_id IN (SELECT rowid FROM " + table + ")")
@@ -485,11 +490,13 @@ class Memory:
         for entry in self.store.iter_entries():
             yield entry.to_json()
 
-    def import_records(self, records: Iterable[dict[str, Any]]) -> list[WriteReport]:
+    def import_records(
+        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+    ) -> list[WriteReport]:
         """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
 
         All records are validated before anything is written, so a bad line loses nothing and
-        writes nothing.
+        writes nothing. ``on_progress(done, total)`` is called after each chunk written.
         """
         from .write import validate_type
 
@@ -509,7 +516,13 @@ class Memory:
             except InputError as exc:
                 raise InputError(f"record {number}: {exc}") from exc
             items.append(NewEntry(content, entry_type, created, metadata))
-        reports = self.write_many(items, audit=None)
+        reports: list[WriteReport] = []
+        if on_progress is not None:
+            on_progress(0, len(items))
+        for start in range(0, len(items), IMPORT_CHUNK):
+            reports.extend(self.write_many(items[start:start + IMPORT_CHUNK], audit=None))
+            if on_progress is not None:
+                on_progress(len(reports), len(items))
         new = [r.entry_id for r in reports if not r.duplicate]
         with self.store.transaction():
             from .manage import record_audit
