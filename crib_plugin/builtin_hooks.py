@@ -3,15 +3,24 @@
 - ``on_prompt``: retrieve from the session's memory and render the fenced ``<memory-context>``
   block, skipping entries already injected in this session; fails open (``None``).
 - ``on_store``: write through :meth:`Memory.write` (which strips injected blocks first).
+- ``register_types``: crib's own kinds of memory (:data:`crib_plugin.entry_types.BUILTIN_TYPES`).
 - ``on_response``: a wrapper around every other implementation that feeds the final chunk through
   the stream's scrubber, so memory blocks never reach the user.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 from .hookspecs import hookimpl
+
+
+@hookimpl(trylast=True)
+def register_types(register: Callable[[Any], None]) -> None:
+    from .entry_types import BUILTIN_TYPES
+
+    for entry_type in BUILTIN_TYPES:
+        register(entry_type)
 
 
 @hookimpl(trylast=True)

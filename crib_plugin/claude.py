@@ -10,8 +10,12 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
 
 ``SessionStart``
     For every ``source`` (``startup``, ``resume``, ``clear``, ``compact``) re-injects the standing
-    memories — the most recent decisions and corrections, plus the top of a retrieval against the last
-    user prompt in the transcript when ``transcript_path`` is readable — and resets the session's
+    memories — the user's preferences, the most recent decisions and corrections (the *standing*
+    types of :mod:`crib_plugin.entry_types`), plus the top of a retrieval against the last user prompt
+    in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
+    telling Claude that memory exists and how to write it. That line is printed even with an empty or
+    missing store: it is how Claude learns to store the first memory. No fenced block is printed when
+    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets the session's
     "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
     injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
 
@@ -64,8 +68,14 @@ VECTOR_SHARE = 0.6
 the vector channel is reported as skipped and the full-text and fact channels still answer."""
 MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
-STANDING_TYPES = ("decision", "correction")
-STANDING_LIMIT = 8  # recent decisions and corrections re-injected at SessionStart
+STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
+PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
+MEMORY_AVAILABLE = (
+    "crib memory is available in this project: store a durable decision (with its reason), an error and its fix, "
+    "a correction or the user's preference with the crib MCP tool `remember` (or `crib write --type TYPE` in Bash); "
+    "look up with `recall`, fix with `correct` (see the crib-memory skill)."
+)
+"""The one line SessionStart always prints, so Claude knows memory exists and how to write it."""
 RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
 TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
 STATE_VERSION = 1
@@ -135,10 +145,10 @@ def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Pat
     explicit = (env.get("CRIB_DB") or "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    from .config import DEFAULT_DB
+    from .scopes import project_db
 
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
-    return Path(base) / DEFAULT_DB if base else DEFAULT_DB
+    return project_db(Path(base) if base else None, environ={})  # the repository root's store
 
 
 def hook_timeout(environ: Mapping[str, str] | None = None) -> float:
@@ -226,6 +236,9 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
+        from .scopes import prepare_store_dir
+
+        prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "version": STATE_VERSION,
@@ -367,7 +380,9 @@ def join_within_cap(blocks: list[str], cap: int = CLAUDE_CONTEXT_CAP) -> str:
 
 def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     """Relevant memories not yet injected in this session, as the fenced block (None: print nothing)."""
-    if not hook.prompt or not db.exists():
+    from .scopes import global_db
+
+    if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
     from .config import load_settings
@@ -382,7 +397,11 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
 
 
 def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
-    with _open_memory(db) as memory:
+    from .scoped import scope_key, select_scoped
+    from .scopes import global_db
+
+    scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
+    with _open_memory(db if scope == "project" else global_db()) as memory:
         budget = memory.settings.budget
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
@@ -391,11 +410,11 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
             from .render import CONTEXT, warm_template
 
             warm_template(CONTEXT, memory.settings.templates)
-        retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
+        retrieval = select_scoped(memory, hook.prompt, budget=budget, exclude=state.entries, primary_scope=scope)
         retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
         block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)
         if block:
-            state.entries |= {h.entry.id for h in retrieval.hits}
+            state.entries |= {scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits}
             state.facts |= {f.id for f in retrieval.facts}
         extra = plugin_blocks(memory, hook.prompt, state, budget)
     context = join_within_cap([b for b in [block, *extra] if b])
@@ -449,56 +468,98 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
     return ""
 
 
-def standing_entries(memory: Any, prompt: str, budget: int) -> tuple[list[Any], list[Any], list[str]]:
+def _standing_of(memory: Any, scope: str) -> tuple[list[Any], list[Any]]:
+    """One store's current preferences and its other standing entries, newest first, tagged with ``scope``."""
+    import dataclasses
+
+    from .entry_types import standing_names
+
+    standing = standing_names(memory.registry.types)
+    others = tuple(t for t in standing if t != "preference")
+    store = memory.store
+    prefs = store.recent_entries(PREFERENCE_LIMIT, types=("preference",), current_only=True) if "preference" in standing else []
+    rest = store.recent_entries(STANDING_LIMIT, types=others, current_only=True) if others else []
+    return [dataclasses.replace(e, scope=scope) for e in prefs], [dataclasses.replace(e, scope=scope) for e in rest]
+
+
+def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "project") -> tuple[list[Any], list[Any], list[str]]:
     """Entries and facts to re-inject at session start, best first, within ``budget``.
 
-    The top of a retrieval against ``prompt`` (what the user was last working on) comes first,
-    then the most recent decisions and corrections.
+    The top of a retrieval against ``prompt`` (what the user was last working on) comes first, then
+    the user's preferences (the project's, then the global store's), then the most recent decisions
+    and corrections (and any other standing type) — superseded ones left out. ``memory`` is the
+    ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
+    their scope only when both stores contributed, as in :func:`crib_plugin.scoped.select_scoped`.
     """
+    import dataclasses
+
     from .fusion import fit_budget
+    from .scoped import _close_shared, global_memory, scope_key, select_scoped
 
     entries: list[Any] = []
     facts: list[Any] = []
     channels = ["standing"]
     if prompt:
-        retrieval = memory.select(memory.recall(prompt), budget=budget, max_items=RECALL_LIMIT)
-        entries.extend(h.entry for h in retrieval.hits)
+        retrieval = select_scoped(memory, prompt, budget=budget, max_items=RECALL_LIMIT, primary_scope=scope)
+        entries.extend(dataclasses.replace(h.entry, scope=h.entry.scope or scope) for h in retrieval.hits)
         facts = list(retrieval.facts)
         channels.extend(c.channel for c in retrieval.channels if c.ran)
-    seen = {e.id for e in entries}
-    for entry in memory.store.recent_entries(STANDING_LIMIT, types=STANDING_TYPES):
-        if entry.id not in seen:
+    prefs, rest = _standing_of(memory, scope)
+    other = global_memory(memory) if scope == "project" else None
+    if other is not None:
+        try:
+            global_prefs, global_rest = _standing_of(other, "global")
+        except Exception as exc:  # the global store must never break the project's session start
+            from .hotpath import log_failure
+
+            log_failure("global store", exc)
+            global_prefs, global_rest = [], []
+        finally:
+            _close_shared(memory, other)
+        prefs, rest = prefs + global_prefs, rest + global_rest
+    seen = {scope_key(e.scope, e.id) for e in entries}
+    for entry in prefs + rest:
+        if scope_key(entry.scope, entry.id) not in seen:
             entries.append(entry)
-            seen.add(entry.id)
+            seen.add(scope_key(entry.scope, entry.id))
     fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
     kept, _dropped = fit_budget([e.content for e in entries], budget, overhead=300 + fact_cost)
-    return [entries[i] for i in kept], facts, channels
+    entries = [entries[i] for i in kept]
+    if {e.scope for e in entries} <= {scope} and scope == "project":  # one store: the block as before
+        entries = [dataclasses.replace(e, scope="") for e in entries]
+    return entries, facts, channels
 
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
-    """Standing memories for a (re)started session; the session's record restarts from them."""
-    if not db.exists():
-        return None
+    """The availability line and the standing memories; the session's record restarts from them."""
+    from .scoped import scope_key
+    from .scopes import global_db
+
+    if not (db.exists() or global_db().exists()):
+        return HookResult(SESSION_START, MEMORY_AVAILABLE)
     state = SessionState.for_session(db, hook.session_id).reset()
-    with _open_memory(db) as memory:
+    scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
+    with _open_memory(db if scope == "project" else global_db()) as memory:
         _fetch_model_in_background(memory)
         budget = memory.settings.budget
-        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget)
+        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget, scope)
         from .render import CONTEXT, render_block
 
         def render() -> str:
             return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels)
 
         block = render()
-        while len(block) > CLAUDE_CONTEXT_CAP and (entries or facts):
+        cap = CLAUDE_CONTEXT_CAP - len(MEMORY_AVAILABLE) - 1
+        while len(block) > cap and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
-    if len(block) > CLAUDE_CONTEXT_CAP:
+    if len(block) > cap:
         block = ""
-    state.entries = {e.id for e in entries} if block else set()
+    state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
     state.facts = {f.id for f in facts} if block else set()
     # The reset record is kept even when nothing is injected: what was injected before is gone.
-    return HookResult(SESSION_START, block, state)
+    context = f"{MEMORY_AVAILABLE}\n{block}" if block else MEMORY_AVAILABLE
+    return HookResult(SESSION_START, context, state)
 
 
 def _fetch_model_in_background(memory: Any) -> None:

@@ -43,6 +43,15 @@ def open_memory(create: bool = True, **kwargs: Any) -> Any:
     return Memory(create=create, **kwargs)
 
 
+def _scope_kwargs(to_global: bool) -> dict[str, Any]:
+    """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
+    if not to_global:
+        return {}
+    from .scopes import global_db
+
+    return {"path": global_db()}
+
+
 def warn_all(memory: Any) -> None:
     for note in memory.warnings:
         click.echo(f"crib: warning: {note}", err=True)
@@ -53,17 +62,20 @@ def warn_all(memory: Any) -> None:
 def cli() -> None:
     """crib — persistent memory for AI agents (one SQLite file: facts, full text, vectors).
 
-    The database is CRIB_DB (default .state/crib/crib.db under the current directory).
+    The project store is CRIB_DB (default .state/crib/crib.db at the git repository's root, else
+    under the current directory); the global store is CRIB_GLOBAL_DB (default: the user data
+    directory). `crib where` prints both.
     """
 
 
 @cli.command()
-@click.option("--type", "entry_type", default=None, help="note, decision, correction or error (or a leading type=WORD).")
+@click.option("--type", "entry_type", default=None, help="note (default), decision, error, correction, preference or a plugin's type (or a leading type=WORD); `crib types` explains each.")
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
 @click.option("--thread", envvar="CRIB_THREAD", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
+@click.option("--global", "to_global", is_flag=True, help="Write to the global store (every project inherits it) instead of the project's.")
 @click.argument("text", required=False)
-def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, text: str | None) -> None:
+def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, to_global: bool, text: str | None) -> None:
     """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
     raw = text if text is not None else read_stdin_text()
     if not raw.strip():
@@ -78,11 +90,11 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
             raise InputError("--metadata must be a JSON object")
     if thread:
         meta["thread"] = thread
-    with open_memory() as memory:
+    with open_memory(**_scope_kwargs(to_global)) as memory:
         entry_id = memory.write(raw, type=entry_type, created_at=created_at, metadata=meta)
         report = memory.last_write
         warn_all(memory)
-    parts = [f"stored entry {entry_id}"]
+    parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
     if report is not None:
         if report.duplicate:
             parts = [f"entry {entry_id} already stored (identical content)"]
@@ -92,6 +104,19 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         for note in report.notes:
             click.echo(f"crib: {note}", err=True)
     click.echo(", ".join(parts))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per type: name, meaning, standing.")
+def types(as_json: bool) -> None:
+    """The kinds of memory crib stores, what each means, and which SessionStart re-injects (standing)."""
+    from .entry_types import registered_types
+
+    for t in registered_types().values():
+        if as_json:
+            click.echo(json.dumps({"name": t.name, "meaning": t.meaning, "standing": t.standing}))
+        else:
+            click.echo(f"{t.name:<12} {t.meaning}{'  [standing]' if t.standing else ''}")
 
 
 @cli.command()
@@ -113,58 +138,55 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit (id, score, channels, content, type, created_at, metadata).")
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
-def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool) -> None:
-    """Ranked hits for QUERY (fused, floors applied, no budget)."""
+@click.option("--scope", type=click.Choice(["project", "global", "all"]), default="all", show_default=True, help="Which stores to search (all: project, then global).")
+def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
+    """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
     from .config import parse_channels
+    from .scoped import recall_scopes
 
     names = parse_channels(",".join(channels)) if channels else None
-    with open_memory(create=False, readonly=True) as memory:
-        retrieval = memory.recall(query, channels=names)
-        hits = retrieval.hits[:limit]
-        warn_all(memory)
-        from .redact import redact_for_render as safe
+    hits, retrievals = recall_scopes(query, scope=scope, channels=names, limit=limit, warn=lambda n: click.echo(f"crib: warning: {n}", err=True))
+    several = len(retrievals) > 1
+    from .redact import redact_for_render as safe
 
+    for hit in hits:
         if as_json:
-            for hit in hits:
-                record = hit.to_json()
-                if isinstance(record.get("content"), str):
-                    record["content"] = safe(record["content"])
-                click.echo(json.dumps(record, ensure_ascii=False))
+            record = hit.to_json()
+            if isinstance(record.get("content"), str):
+                record["content"] = safe(record["content"])
+            click.echo(json.dumps(record, ensure_ascii=False))
         else:
-            for hit in hits:
-                chans = ",".join(sorted(hit.channels))
-                click.echo(f"{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {safe(hit.entry.content)[:120]}")
-        if explain:
-            from .explain import explain_text
+            chans = ",".join(sorted(hit.channels))
+            where = f"{hit.entry.scope:<7} " if several else ""
+            click.echo(f"{where}{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {safe(hit.entry.content)[:120]}")
+    if explain:
+        from .explain import explain_text
 
-            click.echo(explain_text(retrieval), err=as_json)
+        for name, retrieval in retrievals:
+            click.echo((f"[{name}]\n" if several else "") + explain_text(retrieval), err=as_json)
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.File("rb"))
-def import_(file: Any) -> None:
-    """Import entries from a JSONL FILE (`-` for stdin): content, type, created_at, metadata.
+@click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "claude", "markdown"]), default=None, help="Default: by name (folder or .md: markdown; CLAUDE.md, CLAUDE.local.md, .claude/: claude; else jsonl).")
+@click.option("--global", "to_global", is_flag=True, help="Import into the global store (e.g. ~/.claude/CLAUDE.md).")
+def import_(source: Path, fmt: str | None, to_global: bool) -> None:
+    """Import memories from SOURCE (`-` for stdin): crib's JSONL (content, type, created_at,
+    metadata), a Claude Code memory file (CLAUDE.md…) or a folder of markdown notes, split into
+    one memory per bullet or paragraph under its heading path.
 
-    Every line is checked before anything is written: one bad line writes nothing.
+    Everything is checked before anything is written: one bad record writes nothing.
     """
-    records = []
-    from .limits import decode_input
+    from .importers import read_records
+    from .progress import Progress
 
-    for number, data in enumerate(file, start=1):
-        line = decode_input(data, f"line {number}")
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {number}: not valid JSON ({exc.msg})") from exc
-        except RecursionError:
-            raise InputError(f"line {number}: JSON nested too deeply") from None
-    with open_memory() as memory:
-        reports = memory.import_records(records)
+    kind, records = read_records(source, fmt, stdin=sys.stdin)
+    with open_memory(**_scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+        reports = memory.import_records(records, on_progress=progress)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
-    click.echo(f"imported {new} entries ({len(reports) - new} already present)")
+    rate = f", {progress.rate:.0f} entries/s" if reports else ""
+    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}")
 
 
 @cli.command()
@@ -173,16 +195,6 @@ def export() -> None:
     with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
             click.echo(json.dumps(record, ensure_ascii=False))
-
-
-@cli.command()
-@click.argument("entry_id", type=int)
-def forget(entry_id: int) -> None:
-    """Delete entry ENTRY_ID (its text, vectors and fact sources)."""
-    with open_memory(create=False) as memory:
-        if not memory.forget(entry_id):
-            raise InputError(f"no entry with id {entry_id}")
-    click.echo(f"forgot entry {entry_id}")
 
 
 @cli.command()
@@ -201,8 +213,10 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
 def reindex(embedder: str | None) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    with open_memory(create=False) as memory:
-        result = memory.reindex(embedder)
+    from .progress import Progress
+
+    with open_memory(create=False) as memory, Progress("reindex", unit="entries") as progress:
+        result = memory.reindex(embedder, on_progress=progress)
     click.echo(json.dumps(result))
 
 
@@ -263,6 +277,14 @@ def scrub() -> None:
             break
     out.write(scrubber.flush())
     out.flush()
+
+
+@cli.command()
+def mcp() -> None:
+    """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
+    from .mcp_server import main as serve
+
+    serve()
 
 
 @cli.command()
@@ -339,6 +361,14 @@ def hook_session_start() -> None:
     sys.exit(run_hook(SESSION_START))
 
 
+@hook.command("message-display", context_settings=_HOOK_CONTEXT)
+def hook_message_display() -> None:
+    """MessageDisplay: remove memory blocks from assistant text as it is shown (state per message_id)."""
+    from .display import run_message_display
+
+    sys.exit(run_message_display(sys.stdin, sys.stdout))
+
+
 @cli.command(name="eval-noanswer")
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
@@ -361,6 +391,11 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
     click.echo(results.table(offenders=offenders))
     if json_out:
         noanswer.write_json(results, json_out)
+
+
+from .cli_manage import register as _register_manage  # noqa: E402 - where, list, show, stats, forget, correct, log
+
+_register_manage(cli)
 
 
 def _load_plugin_commands() -> None:

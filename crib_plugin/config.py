@@ -2,7 +2,9 @@
 
 Environment variables (all optional):
 
-``CRIB_DB``               database path (default ``.state/crib/crib.db`` under the current directory)
+``CRIB_DB``               project database path (default ``.state/crib/crib.db`` at the git repository's
+                          root, else under the current directory; see :mod:`crib_plugin.scopes`)
+``CRIB_GLOBAL_DB``        the global (per-user) store; default ``crib.db`` in the user data directory
 ``CRIB_EMBEDDER``         ``minilm`` (offline default), ``ollama``, or a plugin's embedder name
 ``CRIB_EMBEDDING_MODEL``  model for the Ollama embedder (default ``nomic-embed-text``)
 ``CRIB_CHANNEL``          comma list of channels to run (``triples``, ``fts``, ``vector``); default all
@@ -56,9 +58,11 @@ def _env(name: str, environ: dict[str, str] | None = None) -> str | None:
 
 
 def db_path(environ: dict[str, str] | None = None) -> Path:
-    """The database file: ``CRIB_DB`` or ``.state/crib/crib.db`` under the current directory."""
-    value = _env("CRIB_DB", environ)
-    return Path(value).expanduser() if value else DEFAULT_DB
+    """The project database: ``CRIB_DB``, else ``.state/crib/crib.db`` at the repository root
+    (or under the current directory outside git) — :func:`crib_plugin.scopes.project_db`."""
+    from .scopes import project_db
+
+    return project_db(environ=environ)
 
 
 def user_cache_root() -> Path:

@@ -13,7 +13,7 @@ Hook points (called by hosts: the CLI, the Claude Code adapter, a Python agent l
 
 Extension points (called once per plugin manager, each given a ``register`` callable):
 :func:`register_channels`, :func:`register_embedders`, :func:`register_extractors`,
-:func:`register_rerankers`, :func:`register_commands`. For a name registered twice the first
+:func:`register_rerankers`, :func:`register_types`, :func:`register_commands`. For a name registered twice the first
 registration wins — user plugins are called before the ``trylast`` built-ins.
 """
 
@@ -26,6 +26,7 @@ import pluggy
 if TYPE_CHECKING:  # pragma: no cover
     import click
 
+    from .entry_types import EntryType
     from .memory import Memory
     from .session import ResponseStream, Session
 
@@ -69,6 +70,21 @@ def register_rerankers(register: Callable[[str, Callable[[], Any]], None]) -> No
 
     Rerankers only score candidates; they never rewrite memory text. Called once per plugin
     manager; every implementation runs (first registration of a name wins).
+    """
+
+
+@hookspec
+def register_types(register: Callable[["EntryType"], None]) -> None:
+    """Register kinds of memory: ``register(EntryType(name, meaning, standing=False))``.
+
+    :param register: call it once per type with a :class:`crib_plugin.entry_types.EntryType` —
+        ``name`` (lowercase, the value of ``crib write --type`` and of the MCP ``remember`` tool's
+        ``type``), ``meaning`` (one line telling an agent when to use it; shown by the CLI help, the
+        MCP tool description and SessionStart) and ``standing`` (True: re-injected at every
+        SessionStart, like ``preference``, ``decision`` and ``correction``).
+
+    Called once per plugin manager; every implementation runs, user plugins before the ``trylast``
+    built-ins, so the first registration of a name wins (a plugin may redefine a built-in type).
     """
 
 

@@ -93,19 +93,22 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         from .prefetch import fork_for
 
         settings = load_settings()
-        if not settings.db.exists():
+        from .scoped import open_reading, select_scoped
+
+        opened = open_reading(settings)  # the project store, else the global one, else nothing
+        if opened is None:
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
-            from .memory import Memory
             from .render import FORMATS
 
-            with Memory(create=False, settings=settings, readonly=True) as memory:
+            memory, scope = opened
+            with memory:
                 if memory.prefetch(text, worker=worker):  # meanwhile, load the template
                     from .render import warm_template
 
                     warm_template(FORMATS[fmt], settings.templates)
-                retrieval = memory.select(memory.recall(text), budget=budget)
+                retrieval = select_scoped(memory, text, budget=budget, primary_scope=scope)
                 block = memory.render(retrieval, template=FORMATS[fmt])
                 for note in memory.warnings:
                     print(f"crib: warning: {note}", file=sys.stderr)
@@ -136,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     would add ~40 ms to every prompt for nothing.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"])
+    per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"], ["hook", "message-display"])
     if per_prompt and argv is None:
         import gc
 
@@ -148,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from .claude import USER_PROMPT_SUBMIT, run_hook
 
         fast_exit(run_hook(USER_PROMPT_SUBMIT))
+    if args == ["hook", "message-display"]:  # once per streamed batch of every answer
+        from .display import run_message_display
+
+        fast_exit(run_message_display(sys.stdin, sys.stdout))
     from .cli import main as cli_main
 
     cli_main(args)

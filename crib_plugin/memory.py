@@ -254,7 +254,7 @@ class Memory:
         """
         from .write import parse_write
 
-        parsed = parse_write(text, type)
+        parsed = parse_write(text, type, self.registry.types or None)
         item = NewEntry(parsed.content, parsed.type, created_at, dict(metadata or {}))
         reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
         self.last_write = reports[0]
@@ -268,10 +268,13 @@ class Memory:
         extract: bool = True,
         cleaned: bool = False,
         on_progress: Callable[[int, int], None] | None = None,
+        audit: str | None = "write",
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
-        ``on_progress(done, total)`` is called after each batch."""
+        ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
+        per new entry in the audit table (``None``: the caller records one row for the batch, as
+        import does)."""
         from .limits import check_entry, check_metadata
         from .write import clean_content, validate_type
         from .writepath import write_prepared
@@ -285,8 +288,9 @@ class Memory:
                 raise InputError("nothing to write: the text is empty (after removing memory blocks)")
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             check_metadata(item.metadata)
-            prepared.append(NewEntry(content, validate_type(item.type), normalise_iso(item.created_at), item.metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress)
+            known = self.registry.types or None
+            prepared.append(NewEntry(content, validate_type(item.type, known), normalise_iso(item.created_at), item.metadata))
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit)
 
     def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
@@ -391,15 +395,14 @@ class Memory:
     # -- maintenance -----------------------------------------------------------------------
 
     def forget(self, entry_id: int) -> bool:
-        """Delete an entry, its index rows, vectors and fact sources. False if it did not exist."""
+        """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
+        False if it did not exist."""
+        from .manage import forget
+
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             return False
-        store = self.store
-        with store.transaction():
-            from . import facts as facts_mod
 
-            facts_mod.forget_entry(store, entry_id)
-            return bool(store.delete_entry(entry_id))
+        return bool(forget(self, [entry_id]))
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Drain the queues: extract the facts of entries whose extraction was deferred, then
@@ -451,6 +454,9 @@ class Memory:
             store.execute(
                 f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
             )
+            from .manage import record_audit
+
+            record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
         return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
     def _previous_of(self, entry: Entry) -> str | None:
@@ -491,12 +497,19 @@ class Memory:
             try:
                 check_entry(content)
                 check_metadata(metadata)
-                entry_type = validate_type(str(record.get("type") or "note"))
+                entry_type = validate_type(str(record.get("type") or "note"), self.registry.types or None)
                 created = normalise_iso(record.get("created_at"))
             except InputError as exc:
                 raise InputError(f"record {number}: {exc}") from exc
             items.append(NewEntry(content, entry_type, created, metadata))
-        return self.write_many(items, on_progress=on_progress)
+        reports = self.write_many(items, on_progress=on_progress, audit=None)
+        new = [r.entry_id for r in reports if not r.duplicate]
+        with self.store.transaction():
+            from .manage import record_audit
+
+            record_audit(self.store, "import", None, entries=len(new), duplicates=len(reports) - len(new),
+                         first_id=min(new, default=None), last_id=max(new, default=None))
+        return reports
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

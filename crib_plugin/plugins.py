@@ -404,6 +404,7 @@ class Registry:
     embedders: dict[str, Callable[[], Any]] = field(default_factory=dict)
     extractors: dict[str, Callable[[], Any]] = field(default_factory=dict)
     rerankers: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    types: dict[str, Any] = field(default_factory=dict)  # name -> entry_types.EntryType
 
     @classmethod
     def collect(cls, pm: pluggy.PluginManager) -> "Registry":
@@ -422,6 +423,15 @@ class Registry:
         pm.hook.register_embedders(register=adder(reg.embedders))
         pm.hook.register_extractors(register=adder(reg.extractors))
         pm.hook.register_rerankers(register=adder(reg.rerankers))
+
+        def add_type(entry_type: Any) -> None:
+            from .entry_types import EntryType
+
+            if not isinstance(entry_type, EntryType):
+                raise ConfigError(f"register_types: expected an EntryType, got {type(entry_type).__name__}")
+            reg.types.setdefault(entry_type.name, entry_type)
+
+        pm.hook.register_types(register=add_type)
         return reg
 
     def make(self, kind: str, name: str) -> Any:

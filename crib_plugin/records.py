@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ENTRY_TYPES = ("note", "decision", "correction", "error")
+from .entry_types import builtin_names
+
+ENTRY_TYPES = builtin_names()  # crib's own types; their meanings live in entry_types.py (plugins may add more)
 
 
 @dataclass
@@ -21,15 +23,19 @@ class Entry:
     created_at: str  # ISO 8601, UTC, "YYYY-MM-DDTHH:MM:SSZ"
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
+    scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.scoped)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "type": self.type,
             "content": self.content,
             "created_at": self.created_at,
             "metadata": self.metadata,
         }
+        if self.scope:
+            data["scope"] = self.scope
+        return data
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ def _entry_view(entry: Entry) -> View:
         "content": neutralise_tags(safe(entry.content)),
         "created_at": entry.created_at,
         "metadata": entry.metadata,
+        "scope": entry.scope,
     })
 
 

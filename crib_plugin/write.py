@@ -1,6 +1,7 @@
 """The write path's first step: turn raw agent text into clean entry fields.
 
-- ``type=WORD`` at the start picks the entry type (note, decision, correction, error);
+- ``type=WORD`` at the start picks the entry type (note, decision, correction, error, preference, or a
+  type a plugin registered — see :mod:`crib_plugin.entry_types`);
 - injected memory blocks are stripped, so recalled memory is never stored again as new memory;
 - secrets (API keys, tokens, passwords, private keys, …) are redacted before anything is stored
   (:mod:`crib_plugin.redact`).
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from .errors import InputError
 from .records import ENTRY_TYPES
 
-_TYPE_PREFIX = re.compile(r"^\s*type=([A-Za-z_-]+)\s*", re.IGNORECASE)
+_TYPE_PREFIX = re.compile(r"^\s*type=([A-Za-z][A-Za-z0-9_-]*)\s*", re.IGNORECASE)
 
 
 @dataclass
@@ -31,11 +33,12 @@ def redact_secrets(text: str) -> str:
     return redact(text)
 
 
-def validate_type(value: str) -> str:
-    value = value.strip().lower()
-    if value not in ENTRY_TYPES:
-        raise InputError(f"unknown entry type {value!r} (use one of: {', '.join(ENTRY_TYPES)})")
-    return value
+def validate_type(value: str, known: Iterable[str] | None = None) -> str:
+    """``value`` normalised if it names a known type (``known``: a registry's names; default the
+    built-ins); InputError otherwise."""
+    from .entry_types import check_name
+
+    return check_name(value, ENTRY_TYPES if known is None else known)
 
 
 def clean_content(text: str) -> str:
@@ -45,7 +48,7 @@ def clean_content(text: str) -> str:
     return redact_secrets(strip_memory_blocks(text)).strip()
 
 
-def parse_write(text: str, type: str | None = None) -> ParsedWrite:
+def parse_write(text: str, type: str | None = None, known: Iterable[str] | None = None) -> ParsedWrite:
     """Split an optional ``type=`` prefix from ``text`` and clean the rest.
 
     An explicit ``type`` argument wins over the prefix. Raises InputError for empty content or
@@ -59,7 +62,7 @@ def parse_write(text: str, type: str | None = None) -> ParsedWrite:
     if match:
         prefix_type = match.group(1)
         text = text[match.end():]
-    entry_type = validate_type(type or prefix_type or "note")
+    entry_type = validate_type(type or prefix_type or "note", known)
     content = clean_content(text)
     if not content:
         raise InputError("nothing to write: the text is empty (after removing memory blocks)")

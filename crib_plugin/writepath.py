@@ -115,8 +115,11 @@ def write_prepared(
     extract: bool = True,
     batch: int = WRITE_BATCH,
     on_progress: Progress | None = None,
+    audit: str | None = "write",
 ) -> list["WriteReport"]:
-    """Write validated entries batch by batch (see the module docstring); one report per item."""
+    """Write validated entries batch by batch (see the module docstring); one report per item.
+
+    ``audit`` names the action recorded in the audit table for each new entry (``None``: none)."""
     from .config import embed_budget, extract_budget
     from .memory import WriteReport
 
@@ -139,7 +142,7 @@ def write_prepared(
                     continue
                 seen[key] = index
             todo.append(index)
-        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit)
         if dedupe:  # later copies of an item written in this call point at it
             for index in indexes:
                 if reports[index] is None:
@@ -160,12 +163,14 @@ def _write_batch(
     *,
     extract: bool,
     dedupe: bool,
+    audit: str | None = None,
 ) -> None:
     """Compute the batch's vectors and facts, then write it in one IMMEDIATE transaction."""
     if not todo:
         return
     from . import facts as facts_mod
     from .channels.vectors import to_blob
+    from .manage import record_audit
     from .memory import WriteReport
     from .store.sqlite import EXTRACT_QUEUE
 
@@ -197,6 +202,8 @@ def _write_batch(
                 notes.append(extract_note)
                 triples = []
             fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+            if audit:
+                record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", space)

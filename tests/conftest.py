@@ -32,6 +32,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
             monkeypatch.delenv(name, raising=False)
     db = tmp_path / "crib.db"
     monkeypatch.setenv("CRIB_DB", str(db))
+    monkeypatch.setenv("CRIB_GLOBAL_DB", str(tmp_path / "global" / "crib.db"))  # never the user's global store
     monkeypatch.setenv("CRIB_EXTRACTOR", "rules")
     monkeypatch.setenv("CRIB_ERROR_LOG", str(tmp_path / "crib.log"))
     monkeypatch.setenv("CRIB_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not the user's, not the cwd

@@ -23,6 +23,7 @@ import pytest
 from crib_plugin import claude
 from crib_plugin.claude import (
     CLAUDE_CONTEXT_CAP,
+    MEMORY_AVAILABLE,
     HookInput,
     SessionState,
     hook_timeout,
@@ -265,7 +266,8 @@ def test_session_start_after_compact_reinjects_and_resets_the_session(crib: Any,
     result = crib("hook", "session-start", input=start(transcript_path=str(transcript)), env=SLOW_OK)
     assert result.returncode == 0, result.stderr
     context = context_of(result.stdout, "SessionStart")
-    assert context.startswith("<memory-context ")
+    line, block = context.split("\n", 1)
+    assert line == MEMORY_AVAILABLE and block.startswith("<memory-context ")
     assert "Chose SQLite for storage" in context  # standing decision
     assert "canary check in the deploy pipeline" in context  # top hit for the transcript's last prompt
     assert "Sourdough" not in context
@@ -282,10 +284,19 @@ def test_session_start_on_startup_injects_standing_memories(crib: Any) -> None:
     seed(crib)
     crib("write", input="type=correction Tests run with pytest -q, not unittest.")
     crib("write", input="type=note Lunch is at noon.")
+    crib("write", input="type=preference The user wants commit messages in the imperative mood.")
+    crib("write", input="type=error ImportError on numpy 2: pin numpy<2 in the lock file.")
     result = crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK)
     context = context_of(result.stdout, "SessionStart")
-    assert "Chose SQLite" in context and "pytest -q" in context
-    assert "Lunch" not in context  # notes are not standing memories
+    assert "Chose SQLite" in context and "pytest -q" in context and "imperative mood" in context
+    assert "Lunch" not in context and "ImportError" not in context  # notes and errors are not standing
+
+
+def test_session_start_leaves_out_a_corrected_decision(crib: Any) -> None:
+    seed(crib)  # entry 1
+    assert crib("correct", "1", "Chose Postgres for storage after all: several writers.").returncode == 0
+    context = context_of(crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK).stdout, "SessionStart")
+    assert "Chose Postgres for storage after all" in context and "Zero dependencies" not in context
 
 
 def test_session_start_with_unreadable_transcript_still_injects_standing(crib: Any) -> None:
@@ -294,9 +305,16 @@ def test_session_start_with_unreadable_transcript_still_injects_standing(crib: A
     assert "Chose SQLite" in context_of(result.stdout, "SessionStart")
 
 
-def test_session_start_without_database_prints_nothing(crib: Any, db: Path) -> None:
+def test_session_start_without_database_prints_only_the_availability_line(crib: Any, db: Path) -> None:
     result = crib("hook", "session-start", input=start(), env=SLOW_OK)
-    assert (result.returncode, result.stdout) == (0, "") and not db.exists()
+    assert result.returncode == 0 and context_of(result.stdout, "SessionStart") == MEMORY_AVAILABLE
+    assert not db.exists()  # nothing is created by looking
+
+
+def test_session_start_with_nothing_standing_prints_no_block(crib: Any) -> None:
+    crib("write", input="type=note Lunch is at noon.")
+    result = crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK)
+    assert context_of(result.stdout, "SessionStart") == MEMORY_AVAILABLE
 
 
 def test_session_start_fails_open_on_corrupt_database(crib: Any, db: Path) -> None:
@@ -318,9 +336,10 @@ def test_hooks_json_wires_both_events_through_the_launcher() -> None:
     config = json.loads((ROOT / "hooks" / "hooks.json").read_text())
     assert config["description"]
     hooks = config["hooks"]
-    assert set(hooks) == {"UserPromptSubmit", "SessionStart"}
+    assert set(hooks) == {"UserPromptSubmit", "SessionStart", "MessageDisplay"}
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
-    for event, sub in (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start")):
+    pairs = (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start"), ("MessageDisplay", "message-display"))
+    for event, sub in pairs:
         (entry,) = hooks[event][0]["hooks"]
         assert entry["type"] == "command"
         assert entry["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/crib" hook {sub}'
@@ -361,6 +380,20 @@ def test_launcher_finds_the_project_database_from_a_subdirectory(crib: Any, tmp_
     assert not (project / "src" / "deep" / ".state").exists()
     exported = crib("export", env={"CRIB_DB": str(project / ".state" / "crib" / "crib.db")}).stdout
     assert exported.count("\n") == 2
+
+
+def test_launcher_hooks_use_the_repository_store_when_claude_starts_in_a_subdirectory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRIB_DB")
+    repo = tmp_path / "repo"
+    sub = repo / "services" / "api"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(sub)  # Claude Code started here: the MCP server, the Bash tool and the hooks run here
+    env = {"CLAUDE_PLUGIN_DATA": str(tmp_path / "pd"), "CRIB_PYTHON": sys.executable, "CLAUDE_PROJECT_DIR": str(sub), **SLOW_OK}
+    assert launcher("write", "type=decision Chose SQLite for storage.", env=env).returncode == 0
+    assert (repo / ".state" / "crib" / "crib.db").exists() and not (sub / ".state").exists()
+    result = launcher("hook", "user-prompt-submit", input=ups(), env=env)
+    assert "Chose SQLite" in context_of(result.stdout)
 
 
 def _broken_python(tmp_path: Path) -> dict[str, str]:
@@ -444,7 +477,8 @@ def test_resolve_db_order() -> None:
     assert resolve_db(hook, {"CRIB_DB": "/x/y.db", "CLAUDE_PROJECT_DIR": "/p"}) == Path("/x/y.db")
     assert resolve_db(hook, {"CLAUDE_PROJECT_DIR": "/p"}) == Path("/p/.state/crib/crib.db")
     assert resolve_db(hook, {}) == Path("/work/proj/.state/crib/crib.db")
-    assert resolve_db(HookInput(event="x"), {}) == Path(".state/crib/crib.db")
+    # outside git (the tests run in a temporary folder): under the current directory
+    assert resolve_db(HookInput(event="x"), {}) == Path.cwd() / ".state" / "crib" / "crib.db"
 
 
 def test_hook_timeout_parsing() -> None:

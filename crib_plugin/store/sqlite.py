@@ -403,16 +403,19 @@ class SQLiteStore:
             stats[""] = int(self.execute("SELECT count(*) FROM entries")[0][0])
         return stats[""]
 
-    def recent_entries(self, limit: int, types: Sequence[str] | None = None) -> list[Entry]:
-        """Newest entries first, optionally of the given types (standing memories for SessionStart)."""
+    def recent_entries(self, limit: int, types: Sequence[str] | None = None, *, current_only: bool = False) -> list[Entry]:
+        """Newest entries first, optionally of the given types (standing memories for SessionStart);
+        ``current_only`` leaves out entries a later one superseded (``crib correct``)."""
+        current = " AND superseded_by IS NULL" if current_only else ""
         if types:
             marks = ",".join("?" * len(types))
             rows = self.execute(
-                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE type IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT ?",
+                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE type IN ({marks}){current} ORDER BY created_at DESC, id DESC LIMIT ?",
                 [*types, limit],
             )
         else:
-            rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
+            where = f" WHERE superseded_by IS NULL" if current_only else ""
+            rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries{where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
         return [_row_to_entry(r) for r in rows]
 
     def delete_entry(self, entry_id: int) -> bool:
@@ -647,6 +650,24 @@ class SQLiteStore:
         rows = self.execute("SELECT space, count(*) FROM pending_embeddings GROUP BY space ORDER BY space")
         return {("extraction" if space == EXTRACT_QUEUE else f"embedding:{space}"): int(n) for space, n in rows}
 
+    # -- supersession (migration 4) ----------------------------------------------------------
+
+    def supersede_entry(self, old_id: int, new_id: int) -> None:
+        """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
+        self._forget_reads()
+        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+
+    def successor_of(self, entry_id: int) -> int | None:
+        """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced it."""
+        current, seen = entry_id, {entry_id}
+        while True:
+            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
+            nxt = rows[0][0] if rows else None
+            if nxt is None or int(nxt) in seen:
+                return None if current == entry_id else current
+            current = int(nxt)
+            seen.add(current)
+
 
 def sqlite_capabilities() -> dict[str, Any]:
     """What the bundled SQLite can do: version, FTS5, trigram, sqlite-vec (for ``crib doctor``)."""
@@ -787,6 +808,27 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
             conn = _open_readonly(path, timeout)
         else:
             conn = _connect(str(path), apsw.SQLITE_OPEN_READWRITE, timeout)
+
+        if create and not path.exists():
+            from ..scopes import prepare_store_dir
+
+            prepare_store_dir(path)  # and a .gitignore inside .state/crib
+        conn = apsw.Connection(str(path), flags=flags)
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        conn.execute("PRAGMA foreign_keys = ON")
+        mode = list(conn.execute("PRAGMA journal_mode = WAL"))
+        del mode
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except (apsw.Error, OSError) as exc:
+        raise StoreError(f"cannot open crib database {path}: {exc}") from exc
+    store = SQLiteStore(path, conn)
+    try:
+        if migrate and store.schema_version() < latest_version():
+            store.migrate()
+        elif store.schema_version() > latest_version():
+            raise StoreError(
+                f"{path} has schema version {store.schema_version()}, newer than this crib ({latest_version()}); upgrade crib"
+            )
     except apsw.Error as exc:
         if not readonly and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
             raise StoreReadOnly(f"cannot open {path} for writing: the file or its directory is read-only") from exc

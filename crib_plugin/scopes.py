@@ -1,0 +1,165 @@
+"""Where the stores live: one per repository (``project``) and one per user (``global``).
+
+The project store sits at the root of the git repository the command runs in — the same file from
+any subdirectory and from every worktree of that repository — so a write from ``src/`` and a prompt
+from the root see the same memories. Outside git it sits under the current directory, as before.
+``CRIB_DB`` still names the project store outright.
+
+The global store lives in the user's data directory (``platformdirs``): preferences every project
+inherits. Retrieval reads the project store, then the global one (:mod:`crib_plugin.scoped`).
+
+The repository root is found by reading ``.git`` files directly, not by running ``git``: this runs
+on the per-prompt path, where forking a process costs milliseconds, and it must work where git is
+not installed. The answer is what ``git rev-parse --git-common-dir`` gives, one level up: a
+worktree's ``.git`` file names its private git directory, whose ``commondir`` names the main one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+
+SCOPES = ("project", "global")
+STATE_DIR = Path(".state") / "crib"
+DB_NAME = "crib.db"
+GITIGNORE = "# crib's memory store: never committed\n*\n"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One store in use: its scope name and the SQLite file."""
+
+    name: str  # "project" | "global"
+    path: Path
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+
+def _env(name: str, environ: Mapping[str, str] | None) -> str | None:
+    value = (os.environ if environ is None else environ).get(name)
+    return value.strip() if value and value.strip() else None
+
+
+def _read_gitdir(dot_git: Path) -> Path | None:
+    """The git directory a ``.git`` file points to (``gitdir: …``), absolute."""
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[len("gitdir:"):].strip())
+    return target if target.is_absolute() else (dot_git.parent / target)
+
+
+def _common_root(gitdir: Path) -> Path | None:
+    """The main repository's work tree for a worktree's (or submodule's) git directory."""
+    commondir = gitdir / "commondir"
+    if commondir.is_file():  # a linked worktree: .git/worktrees/<name>/commondir → ../..
+        try:
+            common = Path(commondir.read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError):
+            return None
+        common = common if common.is_absolute() else gitdir / common
+        common = Path(os.path.normpath(common))
+        return common.parent if common.name == ".git" else None
+    return None
+
+
+def repo_root(cwd: Path | None = None) -> Path | None:
+    """The root of the main work tree of the repository holding ``cwd``; ``None`` outside git.
+
+    Every worktree of one repository answers the main work tree's root, so they share one store.
+    A submodule (whose ``.git`` file points into the parent's ``.git/modules``) is its own root.
+    """
+    start = Path(os.path.abspath(cwd or Path.cwd()))
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder
+        if dot_git.is_file():
+            gitdir = _read_gitdir(dot_git)
+            if gitdir is None:
+                return folder
+            return _common_root(gitdir) or folder
+    return None
+
+
+def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """``CRIB_DB`` (unchanged meaning), else ``<repository root or cwd>/.state/crib/crib.db``."""
+    explicit = _env("CRIB_DB", environ)
+    if explicit:
+        return Path(explicit).expanduser()
+    base = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
+    return base / STATE_DIR / DB_NAME
+
+
+def global_db(environ: Mapping[str, str] | None = None) -> Path:
+    """``CRIB_GLOBAL_DB``, else ``crib.db`` in the user data directory (``platformdirs``)."""
+    explicit = _env("CRIB_GLOBAL_DB", environ)
+    if explicit:
+        return Path(explicit).expanduser()
+    return user_data_dir(environ) / DB_NAME
+
+
+def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``platformdirs.user_data_dir("crib")``. On Linux its XDG rule is applied here directly
+    (``$XDG_DATA_HOME/crib``, else ``~/.local/share/crib``): every prompt checks for the global
+    store, and importing platformdirs would cost it ~4 ms. Elsewhere platformdirs answers."""
+    if sys.platform.startswith("linux"):
+        xdg = _env("XDG_DATA_HOME", environ)
+        base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+        return base / "crib"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("crib", appauthor=False))
+
+
+def scope_path(scope: str, cwd: Path | None = None) -> Path:
+    """The store file of a scope name; :class:`InputError` for anything but project/global."""
+    if scope == "project":
+        return project_db(cwd)
+    if scope == "global":
+        return global_db()
+    raise InputError(f"unknown scope {scope!r} (use project or global)")
+
+
+def stores_in_use(cwd: Path | None = None) -> list[Scope]:
+    """Project then global, whether or not their files exist yet (retrieval reads them in this order)."""
+    return [Scope("project", project_db(cwd)), Scope("global", global_db())]
+
+
+def prepare_store_dir(db: Path) -> None:
+    """Create the store's folder; inside a ``.state/crib`` folder, add a ``.gitignore`` holding ``*``
+    so the store (and crib's logs and session files beside it) is never committed.
+
+    Only crib's own folder gets one: a ``CRIB_DB`` pointing into a user's folder is left alone.
+    """
+    folder = db.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder.name == STATE_DIR.name and folder.parent.name == STATE_DIR.parent.name:
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            try:
+                ignore.write_text(GITIGNORE, encoding="utf-8")
+            except OSError:  # a read-only folder still gets its store; git may show it
+                pass
+
+
+def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None = None, readonly: bool = False) -> "Memory":
+    """A :class:`~crib_plugin.memory.Memory` on one scope's store (missing + ``create=False`` →
+    StoreError when first used, like ``Memory(create=False)``); ``readonly`` for read commands,
+    which never create, migrate or convert a file."""
+    from .memory import Memory
+
+    return Memory(scope_path(scope, cwd), create=create and not readonly, readonly=readonly)
