@@ -237,6 +237,8 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
     removed: list[int] = []
     store.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the text
     for entry_id in dict.fromkeys(int(i) for i in entry_ids):
+        if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
+            continue
         entry = store.get_entry(entry_id)
         if entry is None:
             continue

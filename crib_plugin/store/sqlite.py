@@ -796,6 +796,9 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         if not create or readonly:
             raise StoreError(f"no crib database at {path}")
         try:
+            from ..scopes import prepare_store_dir
+
+            prepare_store_dir(path)  # the folder, and a .gitignore inside .state/crib
             _create_atomically(path, timeout)
         except apsw.Error as exc:
             raise store_error(exc, path, "creating the database") from exc
@@ -808,27 +811,6 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
             conn = _open_readonly(path, timeout)
         else:
             conn = _connect(str(path), apsw.SQLITE_OPEN_READWRITE, timeout)
-
-        if create and not path.exists():
-            from ..scopes import prepare_store_dir
-
-            prepare_store_dir(path)  # and a .gitignore inside .state/crib
-        conn = apsw.Connection(str(path), flags=flags)
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        conn.execute("PRAGMA foreign_keys = ON")
-        mode = list(conn.execute("PRAGMA journal_mode = WAL"))
-        del mode
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except (apsw.Error, OSError) as exc:
-        raise StoreError(f"cannot open crib database {path}: {exc}") from exc
-    store = SQLiteStore(path, conn)
-    try:
-        if migrate and store.schema_version() < latest_version():
-            store.migrate()
-        elif store.schema_version() > latest_version():
-            raise StoreError(
-                f"{path} has schema version {store.schema_version()}, newer than this crib ({latest_version()}); upgrade crib"
-            )
     except apsw.Error as exc:
         if not readonly and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
             raise StoreReadOnly(f"cannot open {path} for writing: the file or its directory is read-only") from exc
