@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import statistics
 import time
@@ -327,7 +328,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+    return ordered[min(len(ordered), max(1, math.ceil(q * len(ordered)))) - 1]
 
 
 def _pct(values: Sequence[float | bool]) -> float | None:
@@ -570,10 +571,11 @@ def run(
     split: str = "all",
     cache_dir: Path = Path(".state/eval"),
     rebuild: bool = False,
-    data_dir: Path = DATA_DIR,
+    data_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> CodingReport:
-    """Load the set, build (or reuse) its store, evaluate ``split``."""
+    """Load the set (``data_dir``, default :data:`DATA_DIR`), build (or reuse) its store, evaluate ``split``."""
+    data_dir = data_dir or DATA_DIR
     data = load(data_dir)
     db, ids = prepare_store(data, cache_dir, data_dir=data_dir, rebuild=rebuild, progress=progress)
     return evaluate(data, db, ids, split=split, progress=progress)
