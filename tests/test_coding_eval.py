@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from crib_plugin.evaluation import coding
-from crib_plugin.evaluation.coding import CodingDataError, CodingMemory, CodingPrompt, CodingSet, Outcome
+from crib_plugin.evaluation.coding import (
+    CodingDataError,
+    CodingMemory,
+    CodingPrompt,
+    CodingSet,
+    Outcome,
+)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +127,7 @@ def test_stale_shown_alone_needs_the_newest_of_the_chain() -> None:
 
 
 def test_current_of_follows_chains() -> None:
-    m = lambda key, sup=None, day=1: CodingMemory(key, "p", "decision", f"2026-06-{day:02d}T00:00:00Z", key, sup)  # noqa: E731
+    m = lambda key, sup=None, day=1: CodingMemory(key, "p", "decision", f"2026-06-{day:02d}T00:00:00Z", key, sup)
     data = CodingSet([m("v1"), m("v2", "v1", 2), m("v3", "v2", 3), m("w")], [], {"now": "2026-07-01T00:00:00Z"})
     assert data.current_of() == {"v1": "v3", "v2": "v3"}
 
