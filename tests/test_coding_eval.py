@@ -124,6 +124,7 @@ def test_stale_shown_alone_needs_the_newest_of_the_chain() -> None:
     assert coding.stale_alone(["v1", "v2"], current) == ["v1", "v2"]  # the successor is itself stale
     assert coding.stale_alone(["v2", "v3"], current) == []
     assert coding.stale_alone(["other"], current) == []
+    assert coding.stale_alone(["v1"], current, marked=["v1"]) == []  # shown, but marked as superseded
 
 
 def test_current_of_follows_chains() -> None:
