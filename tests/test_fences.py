@@ -80,8 +80,9 @@ def test_include_memory_is_stored_whole(memory) -> None:
 
 def test_unclosed_tag_keeps_the_rest() -> None:
     assert scrub_text("see <memory and the rest") == "see <memory and the rest"
-    s = Scrubber()
-    assert s.feed("tail <memory id=") + s.flush() == "tail <memory id="
+    for tail in ("<memory id", "<memory", "</memory-context", '<memory channels="fts'):
+        s = Scrubber()
+        assert s.feed("tail " + tail) + s.flush() == "tail " + tail
     s = Scrubber()
     assert s.feed('cut <memory context_time="2026-11') + s.flush() == "cut "  # crib's own opener, cut off
 
