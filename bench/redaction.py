@@ -20,10 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORDS = (
-    "the memory store uses sqlite with WAL mode and a token budget of 8000 chars; see "
-    "https://example.com/a/b for details. Commit 3f2a9c1 fixed the password reset flow"
-).split()
+WORDS = [
+    "the", "memory", "store", "uses", "sqlite", "with", "WAL", "mode", "and", "a", "token", "budget", "of",
+    "8000", "chars;", "see", "https://example.com/a/b", "for", "details.", "Commit", "3f2a9c1", "fixed",
+    "the", "password", "reset", "flow",
+]
 
 
 def prose(chars: int, seed: int = 1) -> str:

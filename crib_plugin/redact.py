@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CRIB_RULES", "MARKER", "Rule", "find_secrets", "marker", "redact", "redact_for_render"]
 
@@ -54,7 +55,7 @@ _E = rf"(?![{_TOK}])"  # "ends a run"
 class _Lazy:
     """A regex compiled on first use: a process only pays for the rules its texts can trigger."""
 
-    __slots__ = ("pattern", "flags", "_compiled")
+    __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern, self.flags = pattern, flags
@@ -167,11 +168,12 @@ _KEY = (
 _QUOTED_OR_BARE = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`<>]{1,200}(?<![.,;:)]))"""
 
 # A key ending in one of these words names something about a secret, not the secret itself.
-_META_SUFFIXES = frozenset(
-    "count limit budget len length size ttl expiry expires expiration url uri endpoint file path dir name "
-    "type id header field env var policy reset prefix format hint rotation manager store provider strength "
-    "min max lifetime timeout scope scopes version".split()
-)
+_META_SUFFIXES = frozenset({
+    "count", "limit", "budget", "len", "length", "size", "ttl", "expiry", "expires", "expiration",
+    "url", "uri", "endpoint", "file", "path", "dir", "name", "type", "id", "header", "field", "env",
+    "var", "policy", "reset", "prefix", "format", "hint", "rotation", "manager", "store",
+    "provider", "strength", "min", "max", "lifetime", "timeout", "scope", "scopes", "version",
+})
 
 
 _KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
@@ -334,13 +336,13 @@ def _plugin_specs() -> list[dict[str, object]]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     specs: list[dict[str, object]] = []
+    cls: Any
     for secret_type, cls in get_mapping_from_secret_type_to_class().items():
         if cls.__name__ in _SKIPPED_PLUGINS:
             continue
-        try:
-            denylist = cls().denylist
-        except Exception:  # entropy / keyword plugins have none
+        if not hasattr(cls, "denylist"):  # entropy / keyword plugins have none
             continue
+        denylist = cls().denylist
         for regex in denylist:
             group = 0 if cls.__name__ in _WHOLE_MATCH or regex.groups < 1 else 1
             specs.append({"kind": _slug(secret_type), "pattern": regex.pattern, "flags": int(regex.flags), "group": group})
@@ -387,7 +389,7 @@ def plugin_rules() -> tuple[Rule, ...]:
     if specs is None:
         try:
             specs = _plugin_specs()
-        except Exception:  # a broken detect-secrets must not stop a write: crib's rules still run
+        except Exception:  # noqa: BLE001 -- a broken detect-secrets must not stop a write: crib's rules run
             return ()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
