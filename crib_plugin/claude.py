@@ -431,7 +431,7 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - tail_bytes))
-            data = fh.read()
+            data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
     from .scrub import strip_memory_blocks
@@ -661,7 +661,6 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
         if isinstance(db, str):
             os.environ["CRIB_DB"] = db
         _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
-        _hard_exit(stdout)
 
     return deadline.run_in_child(answer, commit, stdout=stdout, timeout=timeout, on_timeout=on_timeout)
 
