@@ -20,10 +20,11 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
   (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
-* **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
-  (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
-  socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
-  (~0.3–0.7 s) comes on top of the budget.
+* **A hard wall-clock budget.** In a hook process the work runs in a forked child
+  (:mod:`crib_plugin.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
+  started — Python's start-up included — the parent kills it, prints nothing and exits 0, whatever
+  the child is stuck in (a socket read, a C call holding the GIL). Without ``fork``, and when called
+  in process, a worker thread and ``os._exit`` do what they can.
 * **Under the 10,000-character cap.** crib's block is selected within ``min(CRIB_BUDGET, 9000)``
   characters; whatever is rendered is then checked against the cap (a user template can add text),
   dropping the lowest-ranked items until it fits. The final string is checked again before printing.
