@@ -570,7 +570,8 @@ def run_hook(
     line is logged and — when this process is the hook (``own_process``) — it leaves at once with
     ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
-    injected.
+    injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
+    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.deadline`).
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -655,7 +656,10 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
                                  _int_set(record.get("entries")), _int_set(record.get("facts")))
-            HookResult(event, "", state).commit()
+            try:
+                HookResult(event, "", state).commit()
+            except Exception as exc:  # the answer is still right; at worst it is repeated later
+                _log(event, exc)
 
     def on_timeout(notes: list[dict[str, Any]]) -> None:
         db = next((n["note"]["db"] for n in notes if isinstance(n.get("note"), dict) and "db" in n["note"]), None)
