@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crib_plugin.limits import MAX_ENTRY_CHARS  # noqa: E402
+from crib_plugin.limits import MAX_ENTRY_CHARS
 
 PROBE = "why did we choose sqlite for the storage layer and what about the deploy pipeline"
 WORDS = "sqlite storage layer deploy pipeline choose decision cache index vector budget hook".split()
@@ -98,7 +98,7 @@ def crib() -> list[str]:
 def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bool]:
     """Wall seconds of one process and whether its output was valid for its command."""
     started = time.perf_counter()
-    proc = subprocess.run(crib() + args, input=data, env=env, capture_output=True, timeout=120)
+    proc = subprocess.run(crib() + args, input=data, env=env, capture_output=True, timeout=120, check=False)
     seconds = time.perf_counter() - started
     out = proc.stdout.decode("utf-8", "replace").strip()
     ok = proc.returncode == 0 and b"Traceback" not in proc.stderr

@@ -25,7 +25,8 @@ import select
 import signal
 import sys
 import time
-from typing import IO, Any, Callable
+from collections.abc import Callable
+from typing import IO, Any
 
 EXIT_MARGIN = 0.05  # seconds kept back from the budget for killing the child and exiting
 MAX_STARTUP = 1.5  # seconds of process age counted against the budget at most (a long-lived
@@ -97,7 +98,7 @@ def run_in_child(
         return 0
     try:
         commit(message.get("record"))
-    except Exception:  # the answer is still right; at worst it is repeated later
+    except Exception:  # noqa: BLE001, S110 - the answer is still right; at worst it is repeated later
         pass
     try:
         stdout.write(message["line"] + "\n")

@@ -87,7 +87,8 @@ def check_metadata(metadata: Any) -> None:
 
 
 def _check_depth(value: Any, depth: int) -> None:
-    """Walk containers iteratively-bounded: refuse nesting past :data:`MAX_METADATA_DEPTH`."""
+    """Refuse nesting past :data:`MAX_METADATA_DEPTH` (checked before recursing deeper), non-string
+    keys and non-finite floats."""
     if depth > MAX_METADATA_DEPTH:
         raise InputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep")
     if isinstance(value, dict):

@@ -15,8 +15,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -409,7 +410,7 @@ def test_identifier_regex_is_linear() -> None:
 
 def run(args: list[str], data: bytes, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     full = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "crib_plugin", *args], input=data, capture_output=True, env=full, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "crib_plugin", *args], input=data, capture_output=True, env=full, timeout=timeout, check=False)
 
 
 def test_write_invalid_utf8_is_one_line(store: Path) -> None:
@@ -491,7 +492,7 @@ def test_hook_deadline_kills_work_that_holds_the_gil(tmp_path: Path) -> None:
     )
     env = {**os.environ, "CRIB_HOOK_TIMEOUT": "1"}
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-c", code], input=b'{"prompt": "x"}', capture_output=True, env=env, timeout=20)
+    result = subprocess.run([sys.executable, "-c", code], input=b'{"prompt": "x"}', capture_output=True, env=env, timeout=20, check=False)
     elapsed = time.monotonic() - started
     assert result.returncode == 0 and result.stdout == b""
     assert elapsed < 1 + MARGIN, f"took {elapsed:.2f} s"
