@@ -24,10 +24,11 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
   (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
-* **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
-  (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
-  socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
-  (~0.3–0.7 s) comes on top of the budget.
+* **A hard wall-clock budget.** In a hook process the work runs in a forked child
+  (:mod:`crib_plugin.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
+  started — Python's start-up included — the parent kills it, prints nothing and exits 0, whatever
+  the child is stuck in (a socket read, a C call holding the GIL). Without ``fork``, and when called
+  in process, a worker thread and ``os._exit`` do what they can.
 * **Under the 10,000-character cap.** crib's block is selected within ``min(CRIB_BUDGET, 9000)``
   characters; whatever is rendered is then checked against the cap (a user template can add text),
   dropping the lowest-ranked items until it fits. The final string is checked again before printing.
@@ -450,7 +451,7 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - tail_bytes))
-            data = fh.read()
+            data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
     from .scrub import strip_memory_blocks
@@ -630,7 +631,8 @@ def run_hook(
     line is logged and — when this process is the hook (``own_process``) — it leaves at once with
     ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
-    injected.
+    injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
+    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.deadline`).
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -715,14 +717,16 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
                                  _int_set(record.get("entries")), _int_set(record.get("facts")))
-            HookResult(event, "", state).commit()
+            try:
+                HookResult(event, "", state).commit()
+            except Exception as exc:  # the answer is still right; at worst it is repeated later
+                _log(event, exc)
 
     def on_timeout(notes: list[dict[str, Any]]) -> None:
         db = next((n["note"]["db"] for n in notes if isinstance(n.get("note"), dict) and "db" in n["note"]), None)
         if isinstance(db, str):
             os.environ["CRIB_DB"] = db
         _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
-        _hard_exit(stdout)
 
     return deadline.run_in_child(answer, commit, stdout=stdout, timeout=timeout, on_timeout=on_timeout)
 
