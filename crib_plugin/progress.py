@@ -133,3 +133,22 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def fetch_model(memory: Any) -> None:
+    """Before a long command embeds: fetch the offline model with a progress display when it is
+    not in the cache yet (the first run), so the download is not a silent minute. A model that
+    cannot be had is left to the command, which queues vectors or says what failed."""
+    from .errors import CribError
+
+    try:
+        if memory.embedder_name() != "minilm":
+            return
+        from .models.weights import ensure_minilm, minilm_ready
+
+        if minilm_ready():
+            return
+        with Progress("model", unit="B", unit_scale=True, every=5_000_000) as progress:
+            ensure_minilm(on_progress=progress)
+    except CribError:
+        return
