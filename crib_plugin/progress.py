@@ -21,13 +21,9 @@ import sys
 import time
 from typing import IO, Any
 
+from .config import progress_enabled
+
 DEFAULT_EVERY = 500  # items between two plain lines when stderr is not a terminal
-
-
-def progress_enabled(environ: dict[str, str] | None = None) -> bool:
-    """``CRIB_PROGRESS`` (default on): ``0``/``off``/``false``/``no`` turns every progress display off."""
-    value = ((environ if environ is not None else os.environ).get("CRIB_PROGRESS") or "1").strip().lower()
-    return value not in ("0", "off", "false", "no")
 
 
 def _duration(seconds: float) -> str:
