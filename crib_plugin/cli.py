@@ -173,10 +173,11 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
     Everything is checked before anything is written: one bad record writes nothing.
     """
     from .importers import read_records
-    from .progress import Progress
+    from .progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     with open_memory(**_scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+        fetch_model(memory)
         reports = memory.import_records(records, on_progress=progress)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
@@ -208,9 +209,10 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
 def reindex(embedder: str | None) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    from .progress import Progress
+    from .progress import Progress, fetch_model
 
     with open_memory(create=False) as memory, Progress("reindex", unit="entries") as progress:
+        fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
     click.echo(json.dumps(result))
 
@@ -232,7 +234,9 @@ def init(no_model: bool) -> None:
         name = memory.embedder_name()
         if not no_model and name == "minilm":
             from .models.weights import ensure_minilm
+            from .progress import fetch_model
 
+            fetch_model(memory)  # with a progress bar when it has to be downloaded
             path = ensure_minilm()
             click.echo(f"offline model ready: {path}")
     click.echo(f"crib database ready: {settings.db} (schema {version}, embedder {name})")
@@ -288,13 +292,17 @@ def mcp() -> None:
 def calibrate(dry_run: bool, reset: bool) -> None:
     """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
     from .calibrate import calibrate as run_calibration
+    from .progress import Progress, fetch_model
 
     with open_memory(create=False) as memory:
         if reset:
             memory.store.execute("DELETE FROM settings WHERE key = ?", (f"gate:{memory.embedder_key()}",))
             click.echo(json.dumps({"reset": True}))
             return
-        click.echo(json.dumps(run_calibration(memory, write=not dry_run), indent=2))
+        fetch_model(memory)
+        with Progress("calibrate", unit="texts") as progress:
+            report = run_calibration(memory, write=not dry_run, on_progress=progress)
+        click.echo(json.dumps(report, indent=2))
 
 
 @cli.command(name="eval")
