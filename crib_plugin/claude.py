@@ -15,7 +15,8 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
     in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
     telling Claude that memory exists and how to write it. That line is printed even with an empty or
     missing store: it is how Claude learns to store the first memory. No fenced block is printed when
-    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets the session's
+    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets
+    the session's
     "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
     injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
 
@@ -70,6 +71,15 @@ MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
 STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
 PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
+RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
+TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
+STATE_VERSION = 1
+
+USER_PROMPT_SUBMIT = "user-prompt-submit"
+SESSION_START = "session-start"
+EVENT_NAMES = {USER_PROMPT_SUBMIT: "UserPromptSubmit", SESSION_START: "SessionStart"}
+
+
 def memory_available(types: Mapping[str, Any] | None = None) -> str:
     """The one line SessionStart always prints, so Claude knows memory exists and how to write it.
 
@@ -88,13 +98,6 @@ def memory_available(types: Mapping[str, Any] | None = None) -> str:
 
 MEMORY_AVAILABLE = memory_available()
 """The line with crib's own types (what SessionStart prints when no plugin adds a type)."""
-RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
-TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
-STATE_VERSION = 1
-
-USER_PROMPT_SUBMIT = "user-prompt-submit"
-SESSION_START = "session-start"
-EVENT_NAMES = {USER_PROMPT_SUBMIT: "UserPromptSubmit", SESSION_START: "SessionStart"}
 
 
 class HookError(Exception):
