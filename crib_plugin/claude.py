@@ -15,7 +15,8 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
     in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
     telling Claude that memory exists and how to write it. That line is printed even with an empty or
     missing store: it is how Claude learns to store the first memory. No fenced block is printed when
-    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets the session's
+    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets
+    the session's
     "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
     injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
 
@@ -73,12 +74,6 @@ MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
 STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
 PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
-MEMORY_AVAILABLE = (
-    "crib memory is available in this project: store a durable decision (with its reason), an error and its fix, "
-    "a correction or the user's preference with the crib MCP tool `remember` (or `crib write --type TYPE` in Bash); "
-    "look up with `recall`, fix with `correct` (see the crib-memory skill)."
-)
-"""The one line SessionStart always prints, so Claude knows memory exists and how to write it."""
 RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
 TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
 STATE_VERSION = 1
@@ -86,6 +81,26 @@ STATE_VERSION = 1
 USER_PROMPT_SUBMIT = "user-prompt-submit"
 SESSION_START = "session-start"
 EVENT_NAMES = {USER_PROMPT_SUBMIT: "UserPromptSubmit", SESSION_START: "SessionStart"}
+
+
+def memory_available(types: Mapping[str, Any] | None = None) -> str:
+    """The one line SessionStart always prints, so Claude knows memory exists and how to write it.
+
+    The type names come from the type table (:mod:`crib_plugin.entry_types`, plugins' types included).
+    """
+    from .entry_types import as_table
+
+    names = ", ".join(as_table(types))
+    return (
+        "crib memory is available in this project: store one self-contained fact with the crib MCP tool `remember` "
+        f"(or `crib write --type TYPE` in Bash), TYPE one of {names} — a decision with its reason, an error with its fix, "
+        "a correction of an earlier belief, the user's preference; look up with `recall`, fix with `correct` "
+        "(see the crib-memory skill)."
+    )
+
+
+MEMORY_AVAILABLE = memory_available()
+"""The line with crib's own types (what SessionStart prints when no plugin adds a type)."""
 
 
 class HookError(Exception):
@@ -539,7 +554,9 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from .scopes import global_db
 
     if not (db.exists() or global_db().exists()):
-        return HookResult(SESSION_START, MEMORY_AVAILABLE)
+        from .entry_types import registered_types
+
+        return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with _open_memory(db if scope == "project" else global_db()) as memory:
@@ -549,10 +566,12 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         from .render import CONTEXT, render_block
 
         def render() -> str:
-            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels)
+            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels,
+                                types=memory.registry.types)
 
         block = render()
-        cap = CLAUDE_CONTEXT_CAP - len(MEMORY_AVAILABLE) - 1
+        line = memory_available(memory.registry.types)
+        cap = CLAUDE_CONTEXT_CAP - len(line) - 1
         while len(block) > cap and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
@@ -561,7 +580,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
     state.facts = {f.id for f in facts} if block else set()
     # The reset record is kept even when nothing is injected: what was injected before is gone.
-    context = f"{MEMORY_AVAILABLE}\n{block}" if block else MEMORY_AVAILABLE
+    context = f"{line}\n{block}" if block else line
     return HookResult(SESSION_START, context, state)
 
 

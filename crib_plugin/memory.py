@@ -372,6 +372,7 @@ class Memory:
                 user_dir=self.settings.templates,
                 channels=ran,
                 skipped=skipped,
+                types=self.registry.types,
             )
         if self.settings.log_path is not None:
             from .retrieval_log import log_retrieval
