@@ -38,8 +38,10 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
   (default 7). They are passed to selection as ``exclude``: asking the same thing twice in one
   session injects nothing the second time. Without a ``session_id`` nothing is recorded.
 
-Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` under ``CLAUDE_PROJECT_DIR``
-(the project root Claude Code gives hooks), else under the hook's ``cwd``, else the current directory.
+Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` at the git repository root
+holding ``CLAUDE_PROJECT_DIR`` (the project root Claude Code gives hooks), else the hook's ``cwd``,
+else the current directory (:func:`crib_plugin.scopes.project_db`); the prompt hook also reads the
+global store (:mod:`crib_plugin.scoped`).
 Memory therefore belongs to the project, as with the plain ``crib`` command — the same file that
 ``crib write`` (the plugin's ``bin/crib`` on the Bash tool's PATH) writes to. The plugin's stable
 data directory (``CLAUDE_PLUGIN_DATA``) holds the Python environment, not the memories.

@@ -237,6 +237,8 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
     removed: list[int] = []
     store.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the text
     for entry_id in dict.fromkeys(int(i) for i in entry_ids):
+        if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
+            continue
         entry = store.get_entry(entry_id)
         if entry is None:
             continue
@@ -295,7 +297,7 @@ def iter_ids(values: Sequence[str]) -> Iterator[int]:
             number = int(value)
         except ValueError as exc:
             raise InputError(f"not an entry id: {value!r}") from exc
-        if number <= 0:
+        if not 0 < number < 2**63:
             raise InputError(f"not an entry id: {value!r}")
         yield number
 

@@ -86,7 +86,7 @@ class Progress:
 
     def _draw(self, done: int, total: int) -> None:
         if self._bar is None:
-            from tqdm import tqdm
+            from tqdm import tqdm  # type: ignore[import-untyped]
 
             width = _width(self.stream)
             self._bar = tqdm(
