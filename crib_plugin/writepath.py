@@ -90,6 +90,11 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
 
     budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH)
     try:
+        memory.embedder()  # made (and its modules imported) before the clock starts: the budget is the model's
+    except Exception as exc:  # unknown or broken embedder: the entry is still kept, its vector queued
+        budgets.embed_down = f"vector not stored (queued for `crib reindex`): {exc}"
+        return None, budgets.embed_down
+    try:
         vectors = run_within(lambda: memory._embed([i.content for i in items], previous, notes), budget, "embedding")
     except ModelUnavailable as exc:
         vectors, notes = None, [f"vector not stored (queued for `crib reindex`): {exc}"]
@@ -104,6 +109,7 @@ def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[
     if budgets.extract_down is not None:
         return None, budgets.extract_down
     try:
+        memory.extractor()  # chosen (an `auto` probe has its own short timeout) and made before the clock starts
         triples = run_within(lambda: list(memory.extractor().extract(content)), budgets.extract, "fact extraction")
     except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
         budgets.extract_down = f"facts not extracted (queued for `crib reindex`): {exc}"
@@ -206,7 +212,7 @@ def _write_batch(
                 store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
                 notes.append(extract_note)
                 triples = []
-            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=str(item.created_at), entry_type=item.type)
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])

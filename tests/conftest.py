@@ -34,6 +34,9 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("CRIB_DB", str(db))
     monkeypatch.setenv("CRIB_GLOBAL_DB", str(tmp_path / "global" / "crib.db"))  # never the user's global store
     monkeypatch.setenv("CRIB_EXTRACTOR", "rules")
+    # A loaded test machine must not push a write past its model budgets (tests of the budgets set them).
+    monkeypatch.setenv("CRIB_EMBED_BUDGET", "300")
+    monkeypatch.setenv("CRIB_EXTRACT_BUDGET", "300")
     monkeypatch.setenv("CRIB_ERROR_LOG", str(tmp_path / "crib.log"))
     monkeypatch.setenv("CRIB_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not the user's, not the cwd
     # A closed port: nothing answers, so "auto" choices and probes see no Ollama.
