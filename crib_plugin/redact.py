@@ -106,7 +106,9 @@ def _entropy(value: str) -> float:
 
 
 _REFERENCE = re.compile(
-    r"""^(?:\$|%|<|\{|\[REDACTED|\*{3}|x{3,}$|os\.|env\.|process\.env|ENV\[|getenv|secrets\.|vault:|"""
+    r"""^(?:\$|%|<|\{|\[REDACTED|\*{3}|x{3,}$|process\.env|ENV\[|getenv|vault:|[A-Za-z_]\w{0,60}\(|"""
+    r"""(?:self|this|cls|os|env|config|conf|cfg|settings|request|req|args|opts|options|params|secrets|"""
+    r"""ctx|context|app|creds|credentials)\.|"""
     r"""[~./][\w./-]*$|(?:true|false|null|none|nil|undefined|empty|required|optional|changeme|redacted)$)""",
     re.IGNORECASE,
 )

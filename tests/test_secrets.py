@@ -179,6 +179,8 @@ def _lookalikes() -> list[str]:
         "Set PASSWORD_FILE=/run/secrets/db_password in compose.",
         "export GITHUB_TOKEN=$GH_TOKEN in the workflow.",
         'api_key = os.environ["OPENAI_API_KEY"]',
+        "tokens = tokenizer(text); token=self.tokenizer.decode(ids)",
+        "password=settings.DB_PASSWORD and api_key=get_api_key() in the factory",
         "password: ${DB_PASSWORD}",
         f"base64 of 'hello world' is {base64.b64encode(b'hello world').decode()}.",
         f"The fixture holds {base64.b64encode(b'the quick brown fox jumps').decode()} as sample data.",
