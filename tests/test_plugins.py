@@ -165,7 +165,7 @@ class UserPlugin:
     @hookimpl
     def on_response(self, chunk: str, stream: ResponseStream) -> str | None:
         # A careless plugin that leaks a memory block into what it returns, split across chunks.
-        return {"a": "Hello <memory-con", "b": "text>secret</memory-context> world"}.get(chunk)
+        return {"a": "Hello <memory-con", "b": "text context_time=\"t\">secret</memory-context> world"}.get(chunk)
 
 
 @pytest.fixture
@@ -210,7 +210,7 @@ def test_on_store_is_firstresult(pm: Any, db: Path) -> None:
         assert taken == -1 and plugin.stored == ["routed elsewhere"]
         assert list(memory.export()) == []  # crib's implementation never ran
         entry_id = pm.hook.on_store(
-            text="Kept <memory-context>recalled</memory-context> in crib.", type="note", metadata={}, memory=memory
+            text='Kept <memory-context context_time="t">recalled</memory-context> in crib.', type="note", metadata={}, memory=memory
         )
         assert isinstance(entry_id, int) and entry_id > 0
         assert memory.entry(entry_id).content == "Kept in crib."  # injected blocks stripped first
@@ -230,7 +230,7 @@ def test_on_response_wrapper_scrubs_what_another_impl_returned(pm: Any) -> None:
 def test_on_response_passes_plain_chunks_through_the_scrubber() -> None:
     manager = new_plugin_manager(load_entrypoints=False)
     stream = ResponseStream()
-    chunks = ["plain <memory", "-context>x</memory-context", "> text"]
+    chunks = ["plain <memory", '-context context_time="t">x</memory-context', "> text"]
     out = [manager.hook.on_response(chunk=c, stream=stream) for c in chunks]
     stream.final = True
     out.append(manager.hook.on_response(chunk="", stream=stream))
