@@ -8,7 +8,6 @@ runs only the full-text channel never imports numpy's model code.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +105,7 @@ class Memory:
 
     def embedder_name(self) -> str:
         """The store's embedder (recorded at first use); ``CRIB_EMBEDDER`` only picks it for a new store."""
-        recorded = self.store.get_setting("embedder")
+        recorded = self.store.embedder_name()
         wanted = self.settings.embedder
         if recorded and wanted and wanted != recorded:
             note = (
@@ -178,14 +177,13 @@ class Memory:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
         from .relevance import FLOOR_BELOW_GATE, vector_gate
 
-        stored = self.store.get_setting(f"floor:{self.embedder_key()}")
+        stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
-            return float(stored)
+            return stored
         return vector_gate(self) - FLOOR_BELOW_GATE
 
     def channel_weights(self) -> dict[str, float]:
-        raw = self.store.get_setting("fusion_weights")
-        return json.loads(raw) if raw else {}
+        return self.store.fusion_weights()
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
@@ -425,7 +423,6 @@ class Memory:
         model = self.embedder()
         from .channels.vectors import to_blob
         from .models.base import embedder_key
-        from .store.sqlite import EXTRACT_QUEUE
 
         key = embedder_key(model)
         probe = model.embed_documents(["crib reindex probe"])
@@ -450,10 +447,8 @@ class Memory:
             if on_progress is not None:
                 on_progress(done, len(missing))
         with store.transaction():
-            store.set_setting("embedder", model.name)
-            store.execute(
-                f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
-            )
+            store.set_embedder_name(model.name)
+            store.clear_embedded_pending(table)
             from .manage import record_audit
 
             record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)

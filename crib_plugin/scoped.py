@@ -150,12 +150,9 @@ def add_successors(memory: "Memory", retrieval: Retrieval) -> None:
     if not ids:
         return
     try:
-        rows = memory.store.execute(
-            f"SELECT id FROM entries WHERE superseded_by IS NOT NULL AND id IN ({','.join('?' * len(ids))})", ids
-        )
+        superseded = memory.store.superseded_among(ids)
     except Exception:  # a store before migration 4 has no superseded_by
         return
-    superseded = {int(r[0]) for r in rows}
     if not superseded:
         return
     present = set(ids)

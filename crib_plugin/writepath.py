@@ -205,8 +205,8 @@ def _write_batch(
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
-        if vectors and store.get_setting("embedder") is None:
-            store.set_setting("embedder", space)
+        if vectors and store.embedder_name() is None:
+            store.set_embedder_name(space)
 
 
 def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:
