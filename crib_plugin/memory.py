@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
@@ -20,6 +20,9 @@ from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
 from .timeutil import normalise_iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store.base import Store
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
@@ -68,7 +71,7 @@ class Memory:
         self.registry = registry(self.pm)
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
-        self._store: Any = None
+        self._store: Store | None = None
         self._embedder = embedder
         self._extractor = extractor
         self.warnings: list[str] = []
@@ -77,7 +80,7 @@ class Memory:
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
             from .store import open_store
