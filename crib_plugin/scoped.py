@@ -161,7 +161,7 @@ def add_successors(memory: "Memory", retrieval: Retrieval) -> None:
         if hit.entry.id in superseded:
             newest = memory.store.successor_of(hit.entry.id)
             entry = memory.store.get_entry(newest) if newest is not None else None
-            if entry is not None and newest not in present:
+            if entry is not None and newest is not None and newest not in present:
                 out.append(Hit(dataclasses.replace(entry, scope=hit.entry.scope), hit.score, {}))
                 present.add(newest)
                 retrieval.notes.append((newest, f"corrects {hit.entry.id}"))
