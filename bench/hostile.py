@@ -12,7 +12,8 @@ Builds two throw-away stores in a temporary folder (offline MiniLM embedder, rul
 Then times fresh processes of ``crib hook user-prompt-submit`` (Claude Code's hook JSON on stdin,
 ``CRIB_HOOK_TIMEOUT=--timeout``) and ``crib retrieve`` on each input, and prints a markdown table:
 median and max wall seconds, whether the output was valid (hook: empty or one JSON line; retrieve:
-any), and the hook's budget + 0.3 s that the issue sets as the target. Inputs: an ordinary prompt;
+any), how many runs printed a block (a hook that gives up prints nothing), and the hook's budget +
+0.3 s that the issue sets as the target. Inputs: an ordinary prompt;
 a 16,000-character alphanumeric run; a 32,000-character prompt; a 1 MB line; a 10 MB prompt; 10 MB
 of invalid UTF-8 bytes; a deeply nested 1 MB JSON document.
 
@@ -36,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crib_plugin.limits import MAX_ENTRY_CHARS  # noqa: E402
+from crib_plugin.limits import MAX_ENTRY_CHARS
 
 PROBE = "why did we choose sqlite for the storage layer and what about the deploy pipeline"
 WORDS = "sqlite storage layer deploy pipeline choose decision cache index vector budget hook".split()
@@ -95,10 +96,11 @@ def crib() -> list[str]:
     return [sys.executable, "-c", "from crib_plugin.hotpath import main; main()"]
 
 
-def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bool]:
-    """Wall seconds of one process and whether its output was valid for its command."""
+def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bool, bool]:
+    """Wall seconds of one process, whether its output was valid for its command, and whether it
+    printed a block (a hook that gave up prints nothing: fast but empty)."""
     started = time.perf_counter()
-    proc = subprocess.run(crib() + args, input=data, env=env, capture_output=True, timeout=120)
+    proc = subprocess.run(crib() + args, input=data, env=env, capture_output=True, timeout=120, check=False)
     seconds = time.perf_counter() - started
     out = proc.stdout.decode("utf-8", "replace").strip()
     ok = proc.returncode == 0 and b"Traceback" not in proc.stderr
@@ -107,7 +109,7 @@ def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, 
             ok = ok and "hookSpecificOutput" in json.loads(out)
         except ValueError:
             ok = False
-    return seconds, ok
+    return seconds, ok, bool(out)
 
 
 def main() -> None:
@@ -125,16 +127,18 @@ def main() -> None:
             build_store(path, huge=name != "plain")
     print(f"load average (1 min): {os.getloadavg()[0]:.2f}; hook budget {args.timeout:g} s, target < {args.timeout + 0.3:.1f} s")
     print()
-    print("| store | input | command | median s | max s | valid |")
-    print("|---|---|---|---|---|---|")
+    print("| store | input | command | median s | max s | valid | printed a block |")
+    print("|---|---|---|---|---|---|---|")
     for store_name, path in stores.items():
         env = {**os.environ, "CRIB_DB": str(path), "CRIB_HOOK_TIMEOUT": str(args.timeout), "PYTHONPATH": str(ROOT)}
         for input_name, data in inputs().items():
             for command in (["hook", "user-prompt-submit"], ["retrieve"]):
                 runs = [time_run(command, data, env) for _ in range(args.runs)]
-                times = [s for s, _ in runs]
-                valid = all(ok for _, ok in runs)
-                print(f"| {store_name} | {input_name} | {' '.join(command)} | {statistics.median(times):.2f} | {max(times):.2f} | {'yes' if valid else 'NO'} |", flush=True)
+                times = [s for s, _, _ in runs]
+                valid = all(ok for _, ok, _ in runs)
+                printed = sum(1 for _, _, block in runs if block)
+                print(f"| {store_name} | {input_name} | {' '.join(command)} | {statistics.median(times):.2f} | {max(times):.2f} "
+                      f"| {'yes' if valid else 'NO'} | {printed}/{len(runs)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     last_frame = output.replace("\r", "\n").strip().splitlines()
     bar = [line for line in last_frame if line.startswith("import:")]
     closing = [line for line in last_frame if line.startswith("imported ")]
-    print(f"| entries | exit | seconds | bar frames | distinct counts | last bar | closing line |")
+    print("| entries | exit | seconds | bar frames | distinct counts | last bar | closing line |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {args.entries} | {code} | {seconds:.1f} | {len(seen)} | {len({c for c, _ in seen})} "
           f"| `{bar[-1] if bar else '-'}` | `{closing[-1] if closing else '-'}` |")

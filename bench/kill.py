@@ -5,8 +5,11 @@
 
 Each cycle picks the next action (import of a new JSONL file, a process writing entries one by one,
 or reindex after some vectors were removed), starts it as its own process against one store and
-sends it SIGKILL after a random delay (adapted so that most runs are killed mid-work; a run that
-finished first is not counted as a kill). After each kill:
+sends it SIGKILL at a random moment: one cycle in four at a random delay from its start (often
+while it starts up or computes its first batch), the others a random 0–3 s after the store shows
+its first progress (a committed batch or write), so the kill lands in the middle of the work —
+while embedding the next batch or inside a transaction. A run that finished first is not counted
+as a kill. After each kill:
 
 * ``PRAGMA integrity_check`` and FTS5 ``integrity-check`` of the word, trigram and CJK indexes
   (an index row without its entry, or an entry without its index rows, fails it);
@@ -193,6 +196,47 @@ def drop_vectors(db: Path, count: int, rng: random.Random) -> int:
         conn.close()
 
 
+def progress_marker(db: Path) -> int:
+    """Entries stored plus queue rows: changes with every committed write or reindex batch."""
+    if not db.exists():
+        return 0
+    import apsw
+
+    try:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        conn.setbusytimeout(5000)
+        try:
+            return int(list(conn.execute(
+                "SELECT (SELECT count(*) FROM entries) * 100003 + (SELECT count(*) FROM pending_embeddings)"))[0][0])
+        finally:
+            conn.close()
+    except apsw.Error:
+        return 0
+
+
+def kill_at_random_moment(proc: "subprocess.Popen[bytes]", db: Path, rng: random.Random, early: bool, max_delay: float) -> tuple[bool, float]:
+    """SIGKILL ``proc`` at a random moment; returns (finished before the kill, seconds it ran)."""
+    started = time.monotonic()
+    if early:
+        deadline = started + rng.uniform(0.2, max_delay)
+    else:
+        first = progress_marker(db)
+        deadline = None
+        while proc.poll() is None:
+            if progress_marker(db) != first:
+                deadline = time.monotonic() + rng.uniform(0.0, 3.0)
+                break
+            time.sleep(0.1)
+    if deadline is not None:
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+    if proc.poll() is not None:
+        return True, time.monotonic() - started
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return False, time.monotonic() - started
+
+
 def command_for(action: str, work: Path) -> list[str]:
     if action == "import":
         return [sys.executable, "-m", "crib_plugin", "import", str(work)]
@@ -201,14 +245,14 @@ def command_for(action: str, work: Path) -> list[str]:
     return [sys.executable, "-m", "crib_plugin", "reindex"]
 
 
-def run(kills: int, lines: int, db: Path, seed: int, log: bool) -> Totals:
+def run(kills: int, lines: int, db: Path, seed: int, log: bool, until: float = float("inf")) -> Totals:
     rng = random.Random(seed)
     env = child_env(db)
     totals = Totals()
     max_delay = {"import": 6.0, "writes": 6.0, "reindex": 4.0}
     cycle = 0
     work_dir = db.parent
-    while totals.kills < kills:
+    while totals.kills < kills and time.monotonic() < until:
         action = ACTIONS[cycle % len(ACTIONS)] if db.exists() else "import"
         work = work_dir / f"cycle-{cycle}.{'jsonl' if action == 'import' else 'txt'}"
         if action == "import":
@@ -219,15 +263,9 @@ def run(kills: int, lines: int, db: Path, seed: int, log: bool) -> Totals:
             cycle += 1
             continue
         before = entry_count(db)
-        delay = rng.uniform(0.2, max_delay[action])
+        early = cycle % 4 == 3
         proc = subprocess.Popen(command_for(action, work), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            proc.wait(timeout=delay)
-            finished = True
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            finished = False
+        finished, delay = kill_at_random_moment(proc, db, rng, early, max_delay[action])
         if finished:
             totals.finished_first += 1
             max_delay[action] = max(0.5, max_delay[action] * 0.7)
@@ -255,7 +293,7 @@ def run(kills: int, lines: int, db: Path, seed: int, log: bool) -> Totals:
         if action != "reindex":
             totals.kept_before_resume += max(0, kept)
         if log:
-            state = "finished before the kill" if finished else f"killed after {delay:.2f}s"
+            state = "finished before the kill" if finished else f"killed after {delay:.2f}s{' (early)' if early else ''}"
             print(f"cycle {cycle:>3} {action:<8} {state:<26} kept {kept:>4}, duplicates {dups}, unaccounted {unaccounted}, "
                   f"integrity failures {failures}, orphans {orphans}", file=sys.stderr, flush=True)
         cycle += 1
@@ -284,11 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=200, help="records per import (writes: a quarter of it)")
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--quiet", action="store_true", help="no per-cycle line on stderr")
+    parser.add_argument("--max-minutes", type=float, default=None, help="start no new cycle after this long; report what was done")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="crib-kill-") as tmp:
         db = Path(tmp) / "crib.db"
-        totals = run(args.kills, args.lines, db, args.seed, not args.quiet)
+        until = time.monotonic() + args.max_minutes * 60 if args.max_minutes else float("inf")
+        totals = run(args.kills, args.lines, db, args.seed, not args.quiet, until)
         print(report(totals, db), flush=True)
     print(f"wall {time.perf_counter() - started:.0f} s", flush=True)
     bad = totals.integrity_failures or totals.orphans or totals.duplicates or totals.unaccounted or totals.resume_failures

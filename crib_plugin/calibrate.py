@@ -54,8 +54,19 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
     return {f"p{p}": round(float(np.percentile(values, p)), 3) for p in (5, 25, 50, 75, 95)}
 
 
-def calibrate(memory: "Memory", *, write: bool = True) -> dict[str, Any]:
-    """Measure, choose and (with ``write``) store the gate; return a JSON-ready report."""
+def _embed(embedder: Any, texts: list[str], on_progress: Any, done: int, total: int) -> np.ndarray:
+    """``embed_documents`` in batches of 32, reporting ``(done, total)`` after each."""
+    parts = []
+    for start in range(0, len(texts), 32):
+        parts.append(embedder.embed_documents(texts[start:start + 32]))
+        if on_progress is not None:
+            on_progress(done + min(start + 32, len(texts)), total)
+    return np.concatenate(parts) if parts else np.zeros((0, 0), "f4")
+
+
+def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) -> dict[str, Any]:
+    """Measure, choose and (with ``write``) store the gate; return a JSON-ready report.
+    ``on_progress(done, total)`` follows the texts embedded (probes, then sampled entries)."""
     from .relevance import FLOOR_BELOW_GATE, vector_gate
 
     embedder = memory.embedder()
@@ -63,7 +74,9 @@ def calibrate(memory: "Memory", *, write: bool = True) -> dict[str, Any]:
     ids, matrix = _store_vectors(memory)
     before = vector_gate(memory)
     report: dict[str, Any] = {"embedder": key, "entries": len(ids), "gate_before": round(before, 3)}
-    probes = embedder.embed_documents(probe_prompts())
+    prompts = probe_prompts()
+    total = len(prompts) + min(SAMPLE, len(ids))
+    probes = _embed(embedder, prompts, on_progress, 0, total)
     off_topic = (matrix @ probes.T).max(axis=0) if len(ids) else np.zeros(0)
     report["off_topic_best_cosine"] = _percentiles(off_topic)
 
@@ -72,7 +85,7 @@ def calibrate(memory: "Memory", *, write: bool = True) -> dict[str, Any]:
     entries = memory.store.get_entries(sample)
     halves = [e.content[: max(12, len(e.content) // 2)] for e in entries.values()]
     if halves:
-        own = embedder.embed_documents(halves)
+        own = _embed(embedder, halves, on_progress, len(prompts), total)
         positions = {entry_id: i for i, entry_id in enumerate(ids)}
         related = np.array([float(matrix[positions[e]] @ own[i]) for i, e in enumerate(entries)])
         report["pseudo_relevant_cosine"] = _percentiles(related)

@@ -15,7 +15,8 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
     in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
     telling Claude that memory exists and how to write it. That line is printed even with an empty or
     missing store: it is how Claude learns to store the first memory. No fenced block is printed when
-    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets the session's
+    there is nothing standing (never an empty block, never an empty ``additionalContext``). It resets
+    the session's
     "already injected" record: after ``clear`` or ``compact`` the context no longer holds what was
     injected before, and on ``startup``/``resume`` a fresh record is simply the honest state.
 
@@ -24,10 +25,11 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
   (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
-* **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
-  (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
-  socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
-  (~0.3–0.7 s) comes on top of the budget.
+* **A hard wall-clock budget.** In a hook process the work runs in a forked child
+  (:mod:`crib_plugin.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
+  started — Python's start-up included — the parent kills it, prints nothing and exits 0, whatever
+  the child is stuck in (a socket read, a C call holding the GIL). Without ``fork``, and when called
+  in process, a worker thread and ``os._exit`` do what they can.
 * **Under the 10,000-character cap.** crib's block is selected within ``min(CRIB_BUDGET, 9000)``
   characters; whatever is rendered is then checked against the cap (a user template can add text),
   dropping the lowest-ranked items until it fits. The final string is checked again before printing.
@@ -37,8 +39,10 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
   (default 7). They are passed to selection as ``exclude``: asking the same thing twice in one
   session injects nothing the second time. Without a ``session_id`` nothing is recorded.
 
-Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` under ``CLAUDE_PROJECT_DIR``
-(the project root Claude Code gives hooks), else under the hook's ``cwd``, else the current directory.
+Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` at the git repository root
+holding ``CLAUDE_PROJECT_DIR`` (the project root Claude Code gives hooks), else the hook's ``cwd``,
+else the current directory (:func:`crib_plugin.scopes.project_db`); the prompt hook also reads the
+global store (:mod:`crib_plugin.scoped`).
 Memory therefore belongs to the project, as with the plain ``crib`` command — the same file that
 ``crib write`` (the plugin's ``bin/crib`` on the Bash tool's PATH) writes to. The plugin's stable
 data directory (``CLAUDE_PLUGIN_DATA``) holds the Python environment, not the memories.
@@ -70,12 +74,6 @@ MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
 STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
 PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
-MEMORY_AVAILABLE = (
-    "crib memory is available in this project: store a durable decision (with its reason), an error and its fix, "
-    "a correction or the user's preference with the crib MCP tool `remember` (or `crib write --type TYPE` in Bash); "
-    "look up with `recall`, fix with `correct` (see the crib-memory skill)."
-)
-"""The one line SessionStart always prints, so Claude knows memory exists and how to write it."""
 RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
 TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
 STATE_VERSION = 1
@@ -83,6 +81,26 @@ STATE_VERSION = 1
 USER_PROMPT_SUBMIT = "user-prompt-submit"
 SESSION_START = "session-start"
 EVENT_NAMES = {USER_PROMPT_SUBMIT: "UserPromptSubmit", SESSION_START: "SessionStart"}
+
+
+def memory_available(types: Mapping[str, Any] | None = None) -> str:
+    """The one line SessionStart always prints, so Claude knows memory exists and how to write it.
+
+    The type names come from the type table (:mod:`crib_plugin.entry_types`, plugins' types included).
+    """
+    from .entry_types import as_table
+
+    names = ", ".join(as_table(types))
+    return (
+        "crib memory is available in this project: store one self-contained fact with the crib MCP tool `remember` "
+        f"(or `crib write --type TYPE` in Bash), TYPE one of {names} — a decision with its reason, an error with its fix, "
+        "a correction of an earlier belief, the user's preference; look up with `recall`, fix with `correct` "
+        "(see the crib-memory skill)."
+    )
+
+
+MEMORY_AVAILABLE = memory_available()
+"""The line with crib's own types (what SessionStart prints when no plugin adds a type)."""
 
 
 class HookError(Exception):
@@ -450,7 +468,7 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - tail_bytes))
-            data = fh.read()
+            data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
     from .scrub import strip_memory_blocks
@@ -536,7 +554,9 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from .scopes import global_db
 
     if not (db.exists() or global_db().exists()):
-        return HookResult(SESSION_START, MEMORY_AVAILABLE)
+        from .entry_types import registered_types
+
+        return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with _open_memory(db if scope == "project" else global_db()) as memory:
@@ -546,10 +566,12 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         from .render import CONTEXT, render_block
 
         def render() -> str:
-            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels)
+            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels,
+                                types=memory.registry.types)
 
         block = render()
-        cap = CLAUDE_CONTEXT_CAP - len(MEMORY_AVAILABLE) - 1
+        line = memory_available(memory.registry.types)
+        cap = CLAUDE_CONTEXT_CAP - len(line) - 1
         while len(block) > cap and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
@@ -558,7 +580,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
     state.facts = {f.id for f in facts} if block else set()
     # The reset record is kept even when nothing is injected: what was injected before is gone.
-    context = f"{MEMORY_AVAILABLE}\n{block}" if block else MEMORY_AVAILABLE
+    context = f"{line}\n{block}" if block else line
     return HookResult(SESSION_START, context, state)
 
 
@@ -630,7 +652,8 @@ def run_hook(
     line is logged and — when this process is the hook (``own_process``) — it leaves at once with
     ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
-    injected.
+    injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
+    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.deadline`).
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -715,14 +738,16 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
                                  _int_set(record.get("entries")), _int_set(record.get("facts")))
-            HookResult(event, "", state).commit()
+            try:
+                HookResult(event, "", state).commit()
+            except Exception as exc:  # the answer is still right; at worst it is repeated later
+                _log(event, exc)
 
     def on_timeout(notes: list[dict[str, Any]]) -> None:
         db = next((n["note"]["db"] for n in notes if isinstance(n.get("note"), dict) and "db" in n["note"]), None)
         if isinstance(db, str):
             os.environ["CRIB_DB"] = db
         _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
-        _hard_exit(stdout)
 
     return deadline.run_in_child(answer, commit, stdout=stdout, timeout=timeout, on_timeout=on_timeout)
 

@@ -178,10 +178,13 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
     Everything is checked before anything is written: one bad record writes nothing.
     """
     from .importers import read_records
-    from .progress import Progress
+    from .progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
+    if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
+        click.echo("crib: note: ~/.claude/ memory applies to every project; `--global` imports it into the global store", err=True)
     with open_memory(**_scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+        fetch_model(memory)
         reports = memory.import_records(records, on_progress=progress)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
@@ -213,9 +216,10 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
 def reindex(embedder: str | None) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    from .progress import Progress
+    from .progress import Progress, fetch_model
 
     with open_memory(create=False) as memory, Progress("reindex", unit="entries") as progress:
+        fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
     click.echo(json.dumps(result))
 
@@ -237,7 +241,9 @@ def init(no_model: bool) -> None:
         name = memory.embedder_name()
         if not no_model and name == "minilm":
             from .models.weights import ensure_minilm
+            from .progress import fetch_model
 
+            fetch_model(memory)  # with a progress bar when it has to be downloaded
             path = ensure_minilm()
             click.echo(f"offline model ready: {path}")
     click.echo(f"crib database ready: {settings.db} (schema {version}, embedder {name})")
@@ -293,13 +299,17 @@ def mcp() -> None:
 def calibrate(dry_run: bool, reset: bool) -> None:
     """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
     from .calibrate import calibrate as run_calibration
+    from .progress import Progress, fetch_model
 
     with open_memory(create=False) as memory:
         if reset:
             memory.store.clear_gate(memory.embedder_key())
             click.echo(json.dumps({"reset": True}))
             return
-        click.echo(json.dumps(run_calibration(memory, write=not dry_run), indent=2))
+        fetch_model(memory)
+        with Progress("calibrate", unit="texts") as progress:
+            report = run_calibration(memory, write=not dry_run, on_progress=progress)
+        click.echo(json.dumps(report, indent=2))
 
 
 @cli.command(name="eval")

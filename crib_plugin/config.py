@@ -5,6 +5,7 @@ Environment variables (all optional):
 ``CRIB_DB``               project database path (default ``.state/crib/crib.db`` at the git repository's
                           root, else under the current directory; see :mod:`crib_plugin.scopes`)
 ``CRIB_GLOBAL_DB``        the global (per-user) store; default ``crib.db`` in the user data directory
+``CRIB_PROGRESS``         ``0`` silences the progress bars/lines of import, reindex, calibrate, downloads
 ``CRIB_EMBEDDER``         ``minilm`` (offline default), ``ollama``, or a plugin's embedder name
 ``CRIB_EMBEDDING_MODEL``  model for the Ollama embedder (default ``nomic-embed-text``)
 ``CRIB_CHANNEL``          comma list of channels to run (``triples``, ``fts``, ``vector``); default all
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from .errors import ConfigError
 
@@ -52,7 +54,7 @@ PARALLEL_MODES = {
 }
 
 
-def _env(name: str, environ: dict[str, str] | None = None) -> str | None:
+def _env(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     value = (environ if environ is not None else os.environ).get(name)
     return value.strip() if value and value.strip() else None
 
@@ -63,6 +65,18 @@ def db_path(environ: dict[str, str] | None = None) -> Path:
     from .scopes import project_db
 
     return project_db(environ=environ)
+
+
+def global_db_override(environ: Mapping[str, str] | None = None) -> Path | None:
+    """``CRIB_GLOBAL_DB``: the global store's file, when set (:func:`crib_plugin.scopes.global_db`)."""
+    value = _env("CRIB_GLOBAL_DB", environ)
+    return Path(value).expanduser() if value else None
+
+
+def progress_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """``CRIB_PROGRESS`` (default on): ``0``/``off``/``false``/``no`` silences progress bars and lines."""
+    value = (_env("CRIB_PROGRESS", environ) or "1").lower()
+    return value not in ("0", "off", "false", "no")
 
 
 def user_cache_root() -> Path:

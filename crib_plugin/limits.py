@@ -40,10 +40,14 @@ MAX_HOOK_STDIN_BYTES = 16 * 1024 * 1024
 def bound_prompt(text: str, limit: int = MAX_PROMPT_CHARS) -> str:
     """``text`` itself when short enough, else its first ``limit - PROMPT_TAIL_CHARS`` characters
     and its last ``PROMPT_TAIL_CHARS``, joined by a newline: O(limit) work for any prompt after this."""
-    if len(text) <= limit:
-        return text
-    tail = min(PROMPT_TAIL_CHARS, limit // 2)
-    return text[: limit - tail] + "\n" + text[len(text) - tail :]
+    if len(text) > limit:
+        tail = min(PROMPT_TAIL_CHARS, limit // 2)
+        text = text[: limit - tail] + "\n" + text[len(text) - tail :]
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (e.g. a "\ud800" JSON escape): SQLite cannot bind them
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def check_entry(content: str) -> None:
@@ -83,7 +87,8 @@ def check_metadata(metadata: Any) -> None:
 
 
 def _check_depth(value: Any, depth: int) -> None:
-    """Walk containers iteratively-bounded: refuse nesting past :data:`MAX_METADATA_DEPTH`."""
+    """Refuse nesting past :data:`MAX_METADATA_DEPTH` (checked before recursing deeper), non-string
+    keys and non-finite floats."""
     if depth > MAX_METADATA_DEPTH:
         raise InputError(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep")
     if isinstance(value, dict):

@@ -253,7 +253,7 @@ def iter_ids(values: Sequence[str]) -> Iterator[int]:
             number = int(value)
         except ValueError as exc:
             raise InputError(f"not an entry id: {value!r}") from exc
-        if number <= 0:
+        if not 0 < number < 2**63:
             raise InputError(f"not an entry id: {value!r}")
         yield number
 

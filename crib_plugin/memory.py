@@ -256,7 +256,8 @@ class Memory:
         from .write import parse_write
 
         parsed = parse_write(text, type, self.registry.types or None)
-        item = NewEntry(parsed.content, parsed.type, created_at, dict(metadata or {}))
+        meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
+        item = NewEntry(parsed.content, parsed.type, created_at, meta)
         reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
         self.last_write = reports[0]
         return reports[0].entry_id
@@ -372,6 +373,7 @@ class Memory:
                 user_dir=self.settings.templates,
                 channels=ran,
                 skipped=skipped,
+                types=self.registry.types,
             )
         if self.settings.log_path is not None:
             from .retrieval_log import log_retrieval

@@ -21,13 +21,9 @@ import sys
 import time
 from typing import IO, Any
 
+from .config import progress_enabled
+
 DEFAULT_EVERY = 500  # items between two plain lines when stderr is not a terminal
-
-
-def progress_enabled(environ: dict[str, str] | None = None) -> bool:
-    """``CRIB_PROGRESS`` (default on): ``0``/``off``/``false``/``no`` turns every progress display off."""
-    value = ((environ if environ is not None else os.environ).get("CRIB_PROGRESS") or "1").strip().lower()
-    return value not in ("0", "off", "false", "no")
 
 
 def _duration(seconds: float) -> str:
@@ -90,7 +86,7 @@ class Progress:
 
     def _draw(self, done: int, total: int) -> None:
         if self._bar is None:
-            from tqdm import tqdm
+            from tqdm import tqdm  # type: ignore[import-untyped]
 
             width = _width(self.stream)
             self._bar = tqdm(
@@ -133,3 +129,22 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def fetch_model(memory: Any) -> None:
+    """Before a long command embeds: fetch the offline model with a progress display when it is
+    not in the cache yet (the first run), so the download is not a silent minute. A model that
+    cannot be had is left to the command, which queues vectors or says what failed."""
+    from .errors import CribError
+
+    try:
+        if memory.embedder_name() != "minilm":
+            return
+        from .models.weights import ensure_minilm, minilm_ready
+
+        if minilm_ready():
+            return
+        with Progress("model", unit="B", unit_scale=True, every=5_000_000) as progress:
+            ensure_minilm(on_progress=progress)
+    except CribError:
+        return

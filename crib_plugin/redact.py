@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CRIB_RULES", "MARKER", "Rule", "find_secrets", "marker", "redact", "redact_for_render"]
 
@@ -44,7 +45,7 @@ __all__ = ["CRIB_RULES", "MARKER", "Rule", "find_secrets", "marker", "redact", "
 MARKER = "[REDACTED:{kind}]"
 
 #: detect-secrets' regexes only run on lines up to this length (they were not written for megabytes).
-MAX_LINE_FOR_PLUGINS = 4096
+MAX_LINE_FOR_PLUGINS = 1024
 
 _TOK = r"A-Za-z0-9_\-"  # characters of a token run: a rule may not start inside one
 _B = rf"(?<![{_TOK}])"  # "starts a run"
@@ -54,16 +55,19 @@ _E = rf"(?![{_TOK}])"  # "ends a run"
 class _Lazy:
     """A regex compiled on first use: a process only pays for the rules its texts can trigger."""
 
-    __slots__ = ("pattern", "flags", "_compiled")
+    __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern, self.flags = pattern, flags
         self._compiled: re.Pattern[str] | None = None
 
-    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[re.Match[str]]:
+    def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self.pattern, self.flags)
-        return self._compiled.finditer(text, pos, len(text) if endpos is None else endpos)
+        return self._compiled
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(text)
 
 
 @dataclass(frozen=True)
@@ -158,17 +162,18 @@ _KEYWORD = (
 # separator- or camelCase-joined affixes (never a longer word: tokenizer, passport, secretary).
 # Every repetition is bounded and starts at a separator or a capital, so matching is unambiguous.
 _KEY = (
-    r"(?<![A-Za-z0-9_.])(?:[A-Za-z0-9]{1,30}[_.\-]){0,3}(?:[a-z0-9]{1,30}(?=[A-Z])|[A-Z0-9]{1,12}(?=[A-Z]))?"
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z0-9]{1,30}+[_.\-]){0,3}(?:[a-z0-9]{1,30}+(?=[A-Z])|[A-Z0-9]{1,12}(?=[A-Z]))?"
     rf"{_KEYWORD}(?P<suffix>(?:[_.\-][A-Za-z0-9]{{1,30}}|[A-Z][a-z0-9]{{0,29}}){{0,3}})(?![A-Za-z0-9_])"
 )
 _QUOTED_OR_BARE = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s"'`<>]{1,200}(?<![.,;:)]))"""
 
 # A key ending in one of these words names something about a secret, not the secret itself.
-_META_SUFFIXES = frozenset(
-    "count limit budget len length size ttl expiry expires expiration url uri endpoint file path dir name "
-    "type id header field env var policy reset prefix format hint rotation manager store provider strength "
-    "min max lifetime timeout scope scopes version".split()
-)
+_META_SUFFIXES = frozenset({
+    "count", "limit", "budget", "len", "length", "size", "ttl", "expiry", "expires", "expiration",
+    "url", "uri", "endpoint", "file", "path", "dir", "name", "type", "id", "header", "field", "env",
+    "var", "policy", "reset", "prefix", "format", "hint", "rotation", "manager", "store",
+    "provider", "strength", "min", "max", "lifetime", "timeout", "scope", "scopes", "version",
+})
 
 
 _KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
@@ -243,7 +248,7 @@ CRIB_RULES: tuple[Rule, ...] = (
         rf"{_KEY}['\"]?\s{{0,3}}(?::=|=>|[=:])\s{{0,3}}(?P<value>{_QUOTED_OR_BARE})"),
         group="value", accept=lambda m, v: _names_the_secret(m) and _assigned_value(v)),
     Rule(_KEYWORD_KIND, _c(  # prose: "the staging DB password for admin is Xk9#mP2vL7q"
-        rf"{_KEY}(?:\s{{1,3}}[\w.@/\-]{{1,40}}){{0,4}}?\s{{1,3}}(?:is|was|are|=|:|set\s+to|reads)\s{{1,3}}"
+        rf"{_KEY}(?:\s{{1,3}}+[\w.@/\-]{{1,40}}+){{0,4}}?\s{{1,3}}+(?:is|was|are|=|:|set\s+to|reads)\s{{1,3}}"
         rf"(?P<value>{_QUOTED_OR_BARE})"), group="value", accept=lambda m, v: _names_the_secret(m) and looks_secret(v)),
 )
 
@@ -297,6 +302,31 @@ _SKIPPED_PLUGINS = {"IPPublicDetector", "PrivateKeyDetector"}
 _WHOLE_MATCH = {"GitHubTokenDetector", "GitLabTokenDetector"}
 
 
+# Lowercase substrings, one of which each detect-secrets rule's matches contain (by kind); a rule
+# whose kind is not listed runs on every line (those are the bounded, linear ones).
+_PLUGIN_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "artifactory-credentials": ("akc", "ap"),
+    "aws-access-key": ("a3t", "akia", "asia", "abia", "acca", "aws"),
+    "azure-storage-account-access-key": ("accountkey",),
+    "basic-auth-credentials": ("://",),
+    "cloudant-credentials": ("key", "pw", "pass", "token", "cloudant"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "gitlab-token": ("gl", "gr1348941"),
+    "ibm-cloud-iam-key": ("key", "pwd", "pass", "token"),
+    "ibm-cos-hmac-credentials": ("secret",),
+    "json-web-token": ("eyj",),
+    "mailchimp-access-key": ("-us",),
+    "npm-tokens": ("_authtoken",),
+    "openai-token": ("t3blbkfj",),
+    "pypi-token": ("pypi-age",),
+    "sendgrid-api-key": ("sg.",),
+    "slack-token": ("xox", "hooks.slack.com"),
+    "softlayer-credentials": ("key", "pwd", "pass", "token", "softlayer"),
+    "square-oauth-secret": ("sq0csp-",),
+    "stripe-access-key": ("k_live_",),
+}
+
+
 def _slug(secret_type: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
@@ -306,13 +336,13 @@ def _plugin_specs() -> list[dict[str, object]]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     specs: list[dict[str, object]] = []
+    cls: Any
     for secret_type, cls in get_mapping_from_secret_type_to_class().items():
         if cls.__name__ in _SKIPPED_PLUGINS:
             continue
-        try:
-            denylist = cls().denylist
-        except Exception:  # entropy / keyword plugins have none
+        if not hasattr(cls, "denylist"):  # entropy / keyword plugins have none
             continue
+        denylist = cls().denylist
         for regex in denylist:
             group = 0 if cls.__name__ in _WHOLE_MATCH or regex.groups < 1 else 1
             specs.append({"kind": _slug(secret_type), "pattern": regex.pattern, "flags": int(regex.flags), "group": group})
@@ -359,7 +389,7 @@ def plugin_rules() -> tuple[Rule, ...]:
     if specs is None:
         try:
             specs = _plugin_specs()
-        except Exception:  # a broken detect-secrets must not stop a write: crib's rules still run
+        except Exception:  # noqa: BLE001 -- a broken detect-secrets must not stop a write: crib's rules run
             return ()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -372,8 +402,9 @@ def plugin_rules() -> tuple[Rule, ...]:
     for spec in specs:
         try:
             re.compile(str(spec["pattern"]), int(spec["flags"]))  # type: ignore[call-overload]  # reject bad ones now
-            rules.append(Rule(str(spec["kind"]), _Lazy(str(spec["pattern"]), int(spec["flags"])),  # type: ignore[call-overload]
-                              int(spec["group"])))  # type: ignore[call-overload]
+            kind = str(spec["kind"])
+            rules.append(Rule(kind, _Lazy(str(spec["pattern"]), int(spec["flags"])),  # type: ignore[call-overload]
+                              int(spec["group"]), triggers=_PLUGIN_TRIGGERS.get(kind, ())))  # type: ignore[call-overload]
         except (re.error, KeyError, TypeError, ValueError):
             continue
     return tuple(rules)
@@ -387,16 +418,15 @@ Span = tuple[int, int, str]
 def _spans(text: str, rules: Sequence[Rule], offset: int = 0) -> Iterable[tuple[int, int, int, str]]:
     """(start, end, rule order, kind) of every accepted match of ``rules`` in ``text``."""
     lowered = text.lower()
-    keyword_ranges: list[tuple[int, int]] | None = None
+    keyword_starts: list[int] | None = None
     for order, rule in enumerate(rules):
         if not rule.may_match(lowered):
             continue
         if rule.kind == _KEYWORD_KIND:
-            if keyword_ranges is None:
-                keyword_ranges = _keyword_ranges(lowered)
-            matches: Iterable[re.Match[str]] = (
-                m for lo, hi in keyword_ranges for m in rule.pattern.finditer(text, lo, hi)
-            )
+            if keyword_starts is None:
+                keyword_starts = _keyword_starts(text, lowered)
+            compiled = rule.pattern.compiled()
+            matches: Iterable[re.Match[str]] = filter(None, (compiled.match(text, q) for q in keyword_starts))
         else:
             matches = rule.pattern.finditer(text)
         for m in matches:
@@ -412,19 +442,46 @@ def _spans(text: str, rules: Sequence[Rule], offset: int = 0) -> Iterable[tuple[
             yield start + offset, end + offset, order, kind
 
 
-_KEYWORD_HINT = re.compile(r"pass|pwd|secret|token|key|credential|contrase")
-# A keyword rule's match starts at most _KEY_BEFORE characters before its keyword and ends at most
-# _KEY_AFTER after it (bounded affixes, separator, words and value), so searching these windows
-# finds exactly the matches a whole-text search finds, at a cost proportional to the keywords.
-_KEY_BEFORE, _KEY_AFTER = 160, 800
+_KEYWORD_HINT = re.compile(r"pass|pwd|secret|token|key|credential|contrase", re.IGNORECASE)
+_LEADING_RUN = re.compile(r"[A-Za-z0-9_.\-]*")  # matched on the reversed text before a keyword
+# A keyword rule's match starts at most _KEY_BEFORE characters before its keyword.
+_KEY_BEFORE = 160
 
 
-def _keyword_ranges(lowered: str) -> list[tuple[int, int]]:
-    """Disjoint [lo, hi) windows around every secret-ish keyword in the (lowercased) text."""
-    return _union(
-        (max(0, m.start() - _KEY_BEFORE), min(len(lowered), m.start() + _KEY_AFTER))
-        for m in _KEYWORD_HINT.finditer(lowered)
-    )
+def _keyword_positions(text: str, lowered: str) -> Iterable[int]:
+    """Where a secret-ish keyword starts (``str.find`` on the lowercased text is far faster than a
+    case-insensitive regex; when lowercasing changed the length, positions would not line up, so
+    the regex runs instead)."""
+    if len(lowered) != len(text):
+        return (m.start() for m in _KEYWORD_HINT.finditer(text))
+    found: list[int] = []
+    for word in _KEYWORD_WORDS:
+        i = lowered.find(word)
+        while i >= 0:
+            found.append(i)
+            i = lowered.find(word, i + 1)
+    return found
+
+
+_KEYWORD_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "contrase")
+
+
+def _keyword_starts(text: str, lowered: str) -> list[int]:
+    """Where a keyword rule can start: for each secret-ish keyword, the start of the run of key
+    characters it sits in, and each position after a ``-`` in that run up to the keyword (the
+    rules' look-behind forbids any other start).  Trying the rules only there costs one anchored
+    match per keyword instead of a search through the whole text."""
+    starts: set[int] = set()
+    for k in _keyword_positions(text, lowered):
+        lo = max(0, k - _KEY_BEFORE)
+        run = _LEADING_RUN.match(text[lo:k][::-1])
+        p = k - (run.end() if run else 0)
+        starts.add(p)
+        dash = text.find("-", p, k)
+        while dash >= 0:
+            starts.add(dash + 1)
+            dash = text.find("-", dash + 1, k)
+    return sorted(starts)
 
 
 def _line_windows(text: str) -> Iterable[tuple[int, str]]:
@@ -447,13 +504,13 @@ def find_secrets(text: str, *, plugins: bool = True) -> list[Span]:
     detect-secrets match that overlaps one of crib's is dropped: it adds only what crib misses."""
     found = list(_spans(text, CRIB_RULES))
     if plugins:
-        extra = plugin_rules()
-        if extra:
+        lowered = text.lower()
+        active = [r for r in plugin_rules() if r.may_match(lowered)]
+        if active:
             base = len(CRIB_RULES)
-            rules = list(extra)
             own = _union((s, e) for s, e, _, _ in found)
             for offset, line in _line_windows(text):
-                for s, e, o, k in _spans(line, rules, offset):
+                for s, e, o, k in _spans(line, active, offset):
                     if not _overlaps(own, s, e):
                         found.append((s, e, o + base, k))
     if not found:

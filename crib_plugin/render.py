@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .records import Entry, Fact
 from .timeutil import day, now_iso
@@ -151,14 +151,18 @@ def render_block(
     context_time: str | None = None,
     channels: Sequence[str] = (),
     skipped: Sequence[str] = (),
+    types: Mapping[str, Any] | None = None,
 ) -> str:
     """The block for these entries and facts, or ``""`` when there is nothing to show.
 
-    Entries are shown newest first (ties: larger id first), as the original crib did.
+    Entries are shown newest first (ties: larger id first), as the original crib did. Templates
+    also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
+    registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
     """
     if not entries and not facts:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
+    from .entry_types import as_table
     from .scrub import neutralise_tags
 
     text = load_template(template, user_dir).render(
@@ -167,5 +171,6 @@ def render_block(
         facts=[_fact_view(f) for f in facts],
         channels=neutralise_tags(",".join(channels)).replace('"', "'"),
         skipped=neutralise_tags("; ".join(skipped)).replace('"', "'"),
+        types=as_table(types),
     )
     return text.strip() + "\n"

@@ -106,10 +106,9 @@ def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_GLOBAL_DB``, else ``crib.db`` in the user data directory (``platformdirs``)."""
-    explicit = _env("CRIB_GLOBAL_DB", environ)
-    if explicit:
-        return Path(explicit).expanduser()
-    return user_data_dir(environ) / DB_NAME
+    from .config import global_db_override
+
+    return global_db_override(environ) or user_data_dir(environ) / DB_NAME
 
 
 def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:

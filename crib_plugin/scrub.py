@@ -49,6 +49,7 @@ Block semantics
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -465,18 +466,31 @@ def _name_pattern(word: str) -> str:
 _NAME_RE = _name_pattern("memory") + f"(?:{_Z}" + _name_pattern("-context") + ")?"
 _BOUNDARY = f"(?:[ \t\n\r\f\v/>\uff1e\uff0f]|&gt;?|&#0*62;?|&#x0*3e;?|{_Z}\\Z)"
 
-# A "<" (in any of its forms) that starts a memory tag in any form a reader might take for one:
-# whitespace or invisible characters allowed after "<" and around "/" (more liberal than the
-# scrubber, on purpose), the name in ASCII or fullwidth letters, followed by a boundary or the end of
-# the text -- or, at the very end of the text, a "<" that the text after it could still extend into
-# a memory tag ("<", "</", "<mem", "</memory-cont"), since the template text that follows the stored
-# text could complete it.
+# A "<" that starts a memory tag in any form a reader might take for one: whitespace allowed after
+# "<" and around "/" (more liberal than the scrubber, on purpose), the name followed by a boundary
+# or the end of the text -- or, at the very end of the text, a "<" that the text after it could
+# still extend into a memory tag ("<", "</", "<mem", "</memory-cont"), since the template text that
+# follows the stored text could complete it.  This is the plain form (ASCII): small, compiled at import.
 _NEUTRALISE_RE = re.compile(
-    f"{_LT_FORMS}(?={_SP}(?:{_SLASH_FORMS})?{_SP}{_NAME_RE}{_Z}{_BOUNDARY}"
+    r"<(?=[ \t\n\r\f\v]*/?[ \t\n\r\f\v]*memory(?:-context)?(?:[ \t\n\r\f\v/>]|\Z)"
     r"|/?(?:" + _prefix_alternatives(_NAME) + r")?\Z)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
-_LOOKALIKE_HINT = re.compile(r"[<\uff1c\ufe64&]")
+# Any sign of a look-alike: a fullwidth or small "<", a fullwidth letter, an invisible character, an
+# entity for "<".  Only then is the large pattern below compiled and used (it takes tens of ms).
+_LOOKALIKE_HINT = re.compile(f"[\uff1c\ufe64\uff21-\uff5a{_INVISIBLE}]|&(?:lt|#0*60|#x0*3c)", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _lookalike_re() -> re.Pattern[str]:
+    """:data:`_NEUTRALISE_RE` widened to look-alikes: "<" in any of its forms (fullwidth, small,
+    entities), invisible characters allowed after it, around "/" and between the name's letters,
+    the name in ASCII or fullwidth letters."""
+    return re.compile(
+        f"{_LT_FORMS}(?={_SP}(?:{_SLASH_FORMS})?{_SP}{_NAME_RE}{_Z}{_BOUNDARY}"
+        r"|/?(?:" + _prefix_alternatives(_NAME) + r")?\Z)",
+        re.IGNORECASE,
+    )
 
 
 def neutralise_tags(text: str) -> str:
@@ -494,6 +508,8 @@ def neutralise_tags(text: str) -> str:
     ``<`` form (``&lt;`` included) becomes one ``‹``.
     Idempotent: the result contains no such ``<``, so a second pass changes nothing.
     """
-    if not _LOOKALIKE_HINT.search(text):
+    if _LOOKALIKE_HINT.search(text):
+        return _lookalike_re().sub(NEUTRAL_LT, text)
+    if "<" not in text:
         return text
     return _NEUTRALISE_RE.sub(NEUTRAL_LT, text)

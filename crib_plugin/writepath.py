@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 T = TypeVar("T")
 WRITE_BATCH = 64  # entries per transaction on the bulk paths (import, write_many)
+# Bulk writes (more than one entry: import, evaluation stores) get budgets ten times longer: a
+# budget is there to bound a hanging model, and a loaded machine must not leave a bulk import
+# without vectors. A single `crib write` gets the configured budgets as they are.
+BULK_BUDGET_SCALE = 10.0
 Progress = Callable[[int, int], None]
 
 
@@ -123,7 +127,8 @@ def write_prepared(
     from .config import embed_budget, extract_budget
     from .memory import WriteReport
 
-    budgets = Budgets(embed=embed_budget(), extract=extract_budget())
+    scale = 1.0 if len(prepared) <= 1 else BULK_BUDGET_SCALE
+    budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     for start in range(0, len(prepared), max(1, batch)):

@@ -92,3 +92,8 @@ def test_path_shim_finds_a_shim_hidden_behind_the_real_script(tmp_path: Path, mo
     monkeypatch.setenv("PATH", str(real_dir))
     assert latency.path_shim("crib", real_dir / "crib") is None
     assert "PYENV_VERSION" not in latency.shim_env({"PYENV_VERSION": "3.11.7", "CRIB_DB": "x"})
+
+
+def test_redaction_bench_runs() -> None:
+    out = run_script("redaction.py", "--runs", "1")
+    assert "| prose, 8,000 chars (one injected block) |" in out and "import detect_secrets" in out

@@ -465,7 +465,7 @@ def test_prune_sessions_removes_only_old_records(tmp_path: Path) -> None:
 
 
 def test_last_user_prompt_reads_the_transcript_tail(tmp_path: Path) -> None:
-    transcript = write_transcript(tmp_path / "t.jsonl", "the <memory-context>x</memory-context>real question")
+    transcript = write_transcript(tmp_path / "t.jsonl", 'the <memory-context context_time="t">x</memory-context>real question')
     assert last_user_prompt(str(transcript)) == "the real question"
     assert last_user_prompt(str(transcript), tail_bytes=40) == ""  # only a cut line in range
     assert last_user_prompt(str(tmp_path / "missing.jsonl")) == ""

@@ -114,7 +114,8 @@ def test_a_scripted_claude_code_session(tmp_path: Path) -> None:
     skills = sorted((plugin_root / "skills").glob("*/SKILL.md"))
     assert [s.parent.name for s in skills] == ["crib-memory"]
     skill = frontmatter(skills[0])
-    assert skill["name"] == "crib-memory"
+    assert skill["name"] == "crib-memory" and re.fullmatch(r"[a-z0-9-]{1,64}", skill["name"])
+    assert 0 < len(skill["description"]) <= 1024  # the Agent Skills limit on a description
     for word in ("decision", "error", "preference", "recall", "correct"):
         assert word in skill["description"]
 

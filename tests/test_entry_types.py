@@ -82,3 +82,23 @@ def test_cli_types_lists_every_type(crib: Any) -> None:
     out = crib("types").stdout
     for t in BUILTIN_TYPES:
         assert re.search(rf"^{t.name}\s+{re.escape(t.meaning)}", out, re.M)
+
+
+def test_session_starts_line_names_every_type_from_the_table() -> None:
+    from crib_plugin.claude import MEMORY_AVAILABLE, memory_available
+
+    for t in BUILTIN_TYPES:
+        assert t.name in MEMORY_AVAILABLE
+    pm = new_plugin_manager(load_entrypoints=False)
+    pm.register(TodoTypePlugin())
+    line = memory_available(Registry.collect(pm).types)
+    assert "todo" in line and "\n" not in line
+
+
+def test_templates_can_show_a_types_meaning(tmp_path: Path) -> None:
+    from crib_plugin.records import Entry
+    from crib_plugin.render import render_block
+
+    (tmp_path / "memory.md.j2").write_text("{% for e in entries %}{{ e.type }}: {{ types[e.type].meaning }}\n{% endfor %}")
+    entry = Entry(1, "preference", "tabs", "2026-11-23T10:00:00Z")
+    assert render_block([entry], user_dir=tmp_path) == f"preference: {dict((t.name, t.meaning) for t in BUILTIN_TYPES)['preference']}\n"

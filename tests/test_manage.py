@@ -215,3 +215,12 @@ def test_a_superseded_memory_is_never_shown_without_its_correction(memory: Any) 
     invoke("correct", str(old), "Moved to 04:30 after the ETL window grew")  # shares no word with the prompt
     block = invoke("retrieve", "When do the nightly warehouse backups run on the replica?").output
     assert "04:30" in block and block.index("04:30") < block.index("02:00")
+
+
+def test_forget_rejects_ids_that_cannot_exist(memory: Any) -> None:
+    memory.write("a note that stays")
+    assert manage.forget(memory, [0, -1, 2**70]) == []
+    memory.close()
+    assert "not an entry id" in invoke("forget", "99999999999999999999999", code=1).output
+    assert "not an entry id" in invoke("forget", "abc", code=1).output
+    assert len(json.loads(invoke("list", "--json").output)) == 1

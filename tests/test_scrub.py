@@ -37,7 +37,7 @@ def feed_in_pieces(text: str, cuts: list[int]) -> str:
     """Scrub ``text`` cut at the given positions (any order, duplicates allowed)."""
     s = Scrubber()
     out, prev = [], 0
-    for cut in sorted(set(c for c in cuts if 0 < c < len(text))) + [len(text)]:
+    for cut in sorted({c for c in cuts if 0 < c < len(text)}) + [len(text)]:
         out.append(s.feed(text[prev:cut]))
         prev = cut
     return "".join(out) + s.flush()
@@ -380,7 +380,7 @@ def test_property_state_survives_json(text: str, cut: int) -> None:
 def test_property_holds_back_only_a_tag_prefix(text: str, cuts: list[int]) -> None:
     s = Scrubber()
     prev = 0
-    for cut in sorted(set(c for c in cuts if 0 < c < len(text))) + [len(text)]:
+    for cut in sorted({c for c in cuts if 0 < c < len(text)}) + [len(text)]:
         s.feed(text[prev:cut])
         prev = cut
         held = s.pending

