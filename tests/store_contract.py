@@ -10,7 +10,8 @@ backend runs the very same tests (``tests/test_store_contract_sqlite.py`` shows 
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -166,9 +167,8 @@ class StoreContract:
         assert store.ensure_vector_space("fake:2", 5) == two  # existing space kept
         assert store.vector_spaces() == {"fake:2": (two, 2), "fake:3": (three, 3)}
         assert store.vector_space("fake:3") == (three, 3) and store.vector_space("nope") is None
-        with pytest.raises(StoreError):
-            with store.transaction():
-                store.put_vector(two, entry, vec(1.0, 0.0, 0.0))
+        with pytest.raises(StoreError), store.transaction():
+            store.put_vector(two, entry, vec(1.0, 0.0, 0.0))
         assert store.vector_count(two) == 0
         with store.transaction():
             store.put_vector(three, entry, vec(1.0, 0.0, 0.0))
@@ -315,19 +315,17 @@ class StoreContract:
 
     def test_transactions_roll_back_on_error(self, store: Store) -> None:
         keep = add(store, "Kept.")
-        with pytest.raises(RuntimeError):
-            with store.transaction():
-                store.insert_entry("note", "Lost.", T0, {})
-                store.record_audit("write", keep, {})
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), store.transaction():
+            store.insert_entry("note", "Lost.", T0, {})
+            store.record_audit("write", keep, {})
+            raise RuntimeError("boom")
         assert store.count_entries() == 1 and store.audit_rows() == []
         assert store.fts_search("lost", 5) == []
         with store.transaction():
             outer = store.insert_entry("note", "Outer.", T0, {})
-            with pytest.raises(RuntimeError):
-                with store.transaction():
-                    store.insert_entry("note", "Inner.", T0, {})
-                    raise RuntimeError("inner")
+            with pytest.raises(RuntimeError), store.transaction():
+                store.insert_entry("note", "Inner.", T0, {})
+                raise RuntimeError("inner")
         assert store.get_entry(outer) is not None and store.count_entries() == 2
 
     def test_readonly_store_refuses_writes(self, open_backend: Opener) -> None:
@@ -341,9 +339,8 @@ class StoreContract:
                 add(reader, "Refused.")
             with pytest.raises(StoreError):
                 reader.set_embedder_name("minilm")
-            with pytest.raises(StoreError):
-                with reader.transaction():
-                    reader.delete_entry(entry)
+            with pytest.raises(StoreError), reader.transaction():
+                reader.delete_entry(entry)
             assert reader.count_entries() == 1 and reader.embedder_name() is None
         finally:
             reader.close()

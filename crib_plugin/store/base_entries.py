@@ -5,9 +5,10 @@ Split from :mod:`.base` only to keep each module small; read :mod:`.base` first.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..records import Entry
 from .records import EntryVersion

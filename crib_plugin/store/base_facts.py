@@ -9,7 +9,8 @@ Call the writing ones inside :meth:`~crib_plugin.store.base.Store.transaction`.
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from .records import FactRow, RelationRow
 

@@ -7,7 +7,8 @@ parse. Vectors cross the contract as little-endian float32 ``bytes``; spaces nev
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 
 class Vectors(Protocol):

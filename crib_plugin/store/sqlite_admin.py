@@ -9,7 +9,8 @@ methods of :class:`~crib_plugin.store.base.Store`. Setting keys (``embedder``, `
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..timeutil import now_iso
 from .records import AuditRow, EntryVersion, StoreCounts
@@ -135,7 +136,7 @@ class AdminMixin:
         return {int(r[0]) for r in rows}
 
     def counts(self) -> StoreCounts:
-        one = lambda sql: int(self.execute(sql)[0][0])  # noqa: E731
+        one = lambda sql: int(self.execute(sql)[0][0])
         by_type = {str(t): int(n) for t, n in self.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
         first, last = self.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
         return StoreCounts(

@@ -8,7 +8,8 @@ backend can provide the same primitives.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .records import FactRow, RelationRow
 
