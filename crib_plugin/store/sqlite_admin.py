@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..timeutil import now_iso
-from .records import AuditRow, EntryVersion, StoreCounts
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
     from contextlib import AbstractContextManager
 
     from ..records import Entry
+    from .records import AuditRow, EntryVersion, StoreCounts
 
 EMBEDDER_KEY = "embedder"
 FUSION_WEIGHTS_KEY = "fusion_weights"
@@ -29,6 +29,7 @@ VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, supers
 
 
 def _version(row: Sequence[Any]) -> EntryVersion:
+    from .records import EntryVersion
     from .sqlite import _row_to_entry
 
     return EntryVersion(_row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
@@ -92,6 +93,8 @@ class AdminMixin:
     def audit_rows(self, limit: int = 50, entry_id: int | None = None) -> list[AuditRow]:
         where, args = ("WHERE entry_id = ?", [entry_id]) if entry_id is not None else ("", [])
         rows = self.execute(f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit])
+        from .records import AuditRow
+
         return [AuditRow(int(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), json.loads(r[4] or "{}")) for r in rows]
 
     # -- listing -----------------------------------------------------------------------------------
@@ -136,6 +139,8 @@ class AdminMixin:
         return {int(r[0]) for r in rows}
 
     def counts(self) -> StoreCounts:
+        from .records import StoreCounts
+
         one = lambda sql: int(self.execute(sql)[0][0])
         by_type = {str(t): int(n) for t, n in self.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
         first, last = self.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
