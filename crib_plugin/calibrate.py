@@ -42,10 +42,9 @@ def _store_vectors(memory: "Memory") -> tuple[list[int], np.ndarray]:
     if space is None:
         raise InputError("this store has no vectors yet: write some memories first")
     table, dim = space
-    memory.store.load_vec()
-    rows = memory.store.execute(f"SELECT rowid, embedding FROM {table}")
-    ids = [int(r[0]) for r in rows]
-    matrix = np.stack([np.frombuffer(r[1], dtype="<f4") for r in rows]) if rows else np.zeros((0, dim), "f4")
+    rows = memory.store.all_vectors(table)
+    ids = [entry_id for entry_id, _blob in rows]
+    matrix = np.stack([np.frombuffer(blob, dtype="<f4") for _id, blob in rows]) if rows else np.zeros((0, dim), "f4")
     return ids, matrix
 
 
@@ -99,6 +98,6 @@ def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) 
     if "pseudo_relevant_cosine" in report:
         report["pseudo_relevant_below_gate"] = round(float((related < gate).mean()), 3)
     if write:
-        memory.store.set_setting(f"gate:{key}", f"{gate:.4f}")
+        memory.store.set_gate(key, gate)
     report["written"] = write
     return report

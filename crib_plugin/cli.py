@@ -303,7 +303,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 
     with open_memory(create=False) as memory:
         if reset:
-            memory.store.execute("DELETE FROM settings WHERE key = ?", (f"gate:{memory.embedder_key()}",))
+            memory.store.clear_gate(memory.embedder_key())
             click.echo(json.dumps({"reset": True}))
             return
         fetch_model(memory)

@@ -58,7 +58,7 @@ def run_doctor() -> dict[str, Any]:
                 database.update(
                     schema_version=store.schema_version(),
                     entries=store.count_entries(),
-                    embedder=store.get_setting("embedder"),
+                    embedder=store.embedder_name(),
                     vector_spaces=sorted(store.vector_spaces()),
                     pending_embeddings=len(store.pending()),
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it

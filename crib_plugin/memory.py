@@ -8,11 +8,10 @@ runs only the full-text channel never imports numpy's model code.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
@@ -21,6 +20,9 @@ from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
 from .timeutil import normalise_iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store.base import Store
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
@@ -69,7 +71,7 @@ class Memory:
         self.registry = registry(self.pm)
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
-        self._store: Any = None
+        self._store: Store | None = None
         self._embedder = embedder
         self._extractor = extractor
         self.warnings: list[str] = []
@@ -78,7 +80,7 @@ class Memory:
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
             from .store import open_store
@@ -106,7 +108,7 @@ class Memory:
 
     def embedder_name(self) -> str:
         """The store's embedder (recorded at first use); ``CRIB_EMBEDDER`` only picks it for a new store."""
-        recorded = self.store.get_setting("embedder")
+        recorded = self.store.embedder_name()
         wanted = self.settings.embedder
         if recorded and wanted and wanted != recorded:
             note = (
@@ -178,14 +180,13 @@ class Memory:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
         from .relevance import FLOOR_BELOW_GATE, vector_gate
 
-        stored = self.store.get_setting(f"floor:{self.embedder_key()}")
+        stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
-            return float(stored)
+            return stored
         return vector_gate(self) - FLOOR_BELOW_GATE
 
     def channel_weights(self) -> dict[str, float]:
-        raw = self.store.get_setting("fusion_weights")
-        return json.loads(raw) if raw else {}
+        return self.store.fusion_weights()
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
@@ -427,7 +428,6 @@ class Memory:
         model = self.embedder()
         from .channels.vectors import to_blob
         from .models.base import embedder_key
-        from .store.sqlite import EXTRACT_QUEUE
 
         key = embedder_key(model)
         probe = model.embed_documents(["crib reindex probe"])
@@ -452,10 +452,8 @@ class Memory:
             if on_progress is not None:
                 on_progress(done, len(missing))
         with store.transaction():
-            store.set_setting("embedder", model.name)
-            store.execute(
-                f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
-            )
+            store.set_embedder_name(model.name)
+            store.clear_embedded_pending(table)
             from .manage import record_audit
 
             record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)

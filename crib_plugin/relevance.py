@@ -88,9 +88,9 @@ def default_gate(key: str, entries: int) -> float:
 def vector_gate(memory: "Memory") -> float:
     """The calibrated gate for the active embedder, else the shipped default for this store size."""
     key = memory.embedder_key()
-    stored = memory.store.get_setting(f"gate:{key}")
+    stored = memory.store.gate(key)
     if stored is not None:
-        return float(stored)
+        return stored
     return default_gate(key, memory.store.count_entries())
 
 

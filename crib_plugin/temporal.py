@@ -68,6 +68,7 @@ from .timeutil import ISO_FORMAT, parse_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import Hit, Retrieval
+    from .store.base import Store
 
 __all__ = [
     "TimeExpression",
@@ -561,7 +562,7 @@ def _content_words(text: str) -> dict[str, str]:
     return words
 
 
-def _fact_keys(store: object, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
+def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
     """``(subject, predicate)`` of every fact (current or superseded) each entry stated."""
     from .facts import facts_for_entries
 

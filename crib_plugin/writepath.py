@@ -201,7 +201,8 @@ def _write_batch(
                     reports[index] = WriteReport(dup, duplicate=True)
                     continue
             notes: list[str] = []
-            entry_id = store.insert_entry(item.type, item.content, item.created_at, item.metadata)
+            created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
+            entry_id = store.insert_entry(item.type, item.content, created_at, item.metadata)
             if vectors is not None and table is not None:
                 store.put_vector(table, entry_id, to_blob(vectors[position]))
             else:
@@ -212,12 +213,12 @@ def _write_batch(
                 store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
                 notes.append(extract_note)
                 triples = []
-            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=str(item.created_at), entry_type=item.type)
+            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
-        if vectors and store.get_setting("embedder") is None:
-            store.set_setting("embedder", space)
+        if vectors and store.embedder_name() is None:
+            store.set_embedder_name(space)
 
 
 def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:

@@ -39,6 +39,8 @@ from ..records import Entry
 from ..timeutil import now_iso
 from . import cjk
 from .schema import MIGRATIONS, latest_version
+from .sqlite_admin import AdminMixin
+from .sqlite_facts import FactsMixin
 
 BUSY_SLEEP_CAP = 0.05  # longest single backoff step of the busy handler, seconds
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -169,7 +171,7 @@ def _space_table(key: str) -> str:
     return f"vec_{slug}"[:60]
 
 
-class SQLiteStore:
+class SQLiteStore(AdminMixin, FactsMixin):
     """A connection to one crib database, migrated to the latest schema.
 
     Open with :func:`open_store`. Methods are small and SQL-shaped; ranking and fusion live in
