@@ -48,6 +48,20 @@ def warn_all(memory: Any) -> None:
         click.echo(f"crib: warning: {note}", err=True)
 
 
+def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
+    if value:
+        import os
+
+        os.environ["CRIB_NOW"] = value
+
+
+now_option = click.option(
+    "--now", default=None, expose_value=False, callback=_set_now,
+    help="ISO 8601 time taken as now for time expressions (CRIB_NOW); reproducible evaluations.",
+)
+
+
 @click.group(cls=CribGroup)
 @click.version_option(package_name="crib-plugin", prog_name="crib")
 def cli() -> None:
@@ -98,6 +112,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
 @click.option("--format", "fmt", type=click.Choice(["memory", "context"]), default="memory", help="memory: <memory> block (default); context: fenced <memory-context> block.")
 @click.option("--budget", type=int, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
 @click.option("--explain", is_flag=True, help="After the block, print (to stderr) why each memory was kept or dropped.")
+@now_option
 @click.argument("prompt", required=False)
 def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) -> None:
     """Print the memories relevant to the prompt on stdin (or PROMPT); nothing when none are.
@@ -113,6 +128,7 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit (id, score, channels, content, type, created_at, metadata).")
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
+@now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget)."""
     from .config import parse_channels
@@ -276,6 +292,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
 @click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+@now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected."""
     from .evaluation import locomo

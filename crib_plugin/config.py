@@ -13,6 +13,8 @@ Environment variables (all optional):
                           ``$XDG_CACHE_HOME/crib`` or ``~/.cache/crib``
 ``CRIB_PARALLEL``         ``auto`` (default), ``1`` or ``0``: embed the prompt in a forked worker
                           while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
+``CRIB_NOW``              an ISO 8601 moment used as "now" (time expressions, write times): reproducible
+                          time-relative evaluations and tests (``--now`` on retrieve/search/eval sets it)
 """
 
 from __future__ import annotations
@@ -122,3 +124,20 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         log_path=Path(log_path).expanduser() if log_path else None,
         parallel=PARALLEL_MODES[parallel_raw],
     )
+
+
+def fixed_now(environ: dict[str, str] | None = None) -> str | None:
+    """``CRIB_NOW``: an ISO 8601 moment that stands in for "now" (time expressions in prompts,
+    default write times), so time-relative evaluations and tests are reproducible; ``None`` when
+    unset. Raises :class:`ConfigError` when it is not an ISO date."""
+    value = _env("CRIB_NOW", environ)
+    if value is None:
+        return None
+    from .errors import InputError
+    from .timeutil import parse_iso
+
+    try:
+        parse_iso(value)
+    except InputError as exc:
+        raise ConfigError(f"CRIB_NOW must be an ISO 8601 date or time, got {value!r}") from exc
+    return value

@@ -305,6 +305,9 @@ class Memory:
                 else:
                     store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
                 fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+                from .supersede import record_supersession
+
+                record_supersession(store, entry_id, item.type, item.content, item.created_at, fact_ids)
             reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())
@@ -352,7 +355,9 @@ class Memory:
         from .relevance import close_if_irrelevant
 
         budget = budget or self.settings.budget
-        close_if_irrelevant(self, retrieval)
+        decision = close_if_irrelevant(self, retrieval)
+        if decision.open:
+            self._cut_per_entry(retrieval, decision)
         excluded = set(exclude)
         candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
         for hit in retrieval.hits:
@@ -371,7 +376,29 @@ class Memory:
             retrieval.dropped.append((candidates[index].entry.id, "budget"))
         retrieval.hits = [candidates[i] for i in kept]
         retrieval.facts = facts
+        from .supersede import attach_successors
+
+        attach_successors(self, retrieval)  # a superseded entry is never shown without its successor
         return retrieval
+
+    def _cut_per_entry(self, retrieval: Retrieval, decision: Any) -> None:
+        """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
+        from .evidence import judge
+        from .relevance import FLOOR_BELOW_GATE
+
+        gate = decision.vector_gate
+        floor = None
+        if gate is not None:
+            try:
+                floor = self.vector_floor()
+            except CribError:
+                floor = gate - FLOOR_BELOW_GATE
+        kept, evidence, cut = judge(self, retrieval, gate=gate, floor=floor, time_only=decision.time_only)
+        for ev in evidence:
+            if not ev.kept:
+                retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
+        retrieval.hits = kept
+        retrieval.evidence = (evidence, cut)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.

@@ -51,6 +51,8 @@ DEFAULT_GATES: dict[str, float] = {
     "ollama:nomic-embed-text:768": 0.60,
 }
 FALLBACK_GATE = 0.45
+WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
+WINDOW_MIN = 3  # ...or this many entries (a tiny store)
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
@@ -66,6 +68,7 @@ class GateDecision:
     fts_coverage: float | None
     facts: bool
     reason: str
+    time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
 
 
 def default_gate(key: str, entries: int) -> float:
@@ -182,6 +185,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     others = [
         c for c in retrieval.channels if c.ran and c.channel not in ("vector", "fts", "facts") and any(h.passed_floor for h in c.hits)
     ]
+    window = _in_window(memory, retrieval, floor, per_entry)
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
@@ -193,15 +197,42 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         reasons.append("facts matched on two counts")
     if others:
         reasons.append("plugin channel " + ", ".join(c.channel for c in others))
-    is_open = bool(
+    if window:
+        reasons.append(f"the prompt's time window holds entry {window[0]}")
+    evidence_open = bool(
         (top is not None and gate is not None and top >= gate)
         or (coverage is not None and coverage >= FTS_COVERAGE)
         or agreeing
         or facts
         or others
     )
+    is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
-    return GateDecision(is_open, top, gate, coverage, facts, reason)
+    return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open)
+
+
+def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
+    """Hits written inside the prompt's time window ("last month") with a little evidence of their own.
+
+    A prompt such as "what did we change in the infrastructure last month?" names what it wants by
+    time more than by words; the window opens the gate for the entries written in it that some
+    channel found (a cosine above the floor, or any full-text match).
+    """
+    span = retrieval.query.time_range
+    if span is None or memory is None:
+        return []
+    start, end = span
+    total = memory.store.count_entries()
+    if memory.store.count_entries_between(start, end) > max(WINDOW_MIN, WINDOW_SHARE * total):
+        return []  # a window that holds most of the store ("this year") says nothing about what is wanted
+    found = []
+    for hit in retrieval.hits:
+        if not start <= hit.entry.created_at < end:
+            continue
+        vector = hit.channels.get("vector")
+        if (vector is not None and floor is not None and vector.score >= floor) or coverage.get(hit.entry.id, 0.0) > 0 or "fts" in hit.channels:
+            found.append(hit.entry.id)
+    return found
 
 
 def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:

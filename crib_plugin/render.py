@@ -121,6 +121,7 @@ def _entry_view(entry: Entry) -> View:
         "content": neutralise_tags(entry.content),
         "created_at": entry.created_at,
         "metadata": entry.metadata,
+        "superseded_by": entry.superseded_by,
     })
 
 

@@ -150,10 +150,24 @@ CREATE TABLE predicate_terms (
 ) WITHOUT ROWID;
 """
 
+AUDIT = """
+CREATE TABLE audit (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    at        TEXT NOT NULL,
+    action    TEXT NOT NULL,
+    entry_id  INTEGER,
+    detail    TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX audit_entry ON audit(entry_id);
+ALTER TABLE entries ADD COLUMN superseded_by INTEGER;
+CREATE INDEX entries_superseded_by ON entries(superseded_by) WHERE superseded_by IS NOT NULL;
+"""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "entries, full text, trigram, vector spaces, pending queue", ENTRIES),
     Migration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
     Migration(3, "CJK gram index (unigrams, bigrams, glued words) for short CJK terms", cjk.SCHEMA, cjk.backfill),
+    Migration(4, "audit log; entries superseded by a later entry", AUDIT),
 ]
 
 
