@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from .relevance import WINDOW_FLOOR_DROP
+
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
     from .records import Hit, Retrieval
@@ -189,6 +191,7 @@ def _own_evidence(ev: Evidence, cut: Cut, *, windowed: bool) -> list[str]:
         own.append("coverage ≥ cut")
     if above_floor and ev.coverage >= cut.agree:
         own.append("vector and full text agree")
-    if windowed and ev.in_window and (above_floor or ev.coverage >= WINDOW_COVERAGE):
+    near_floor = ev.cosine is not None and cut.floor is not None and ev.cosine >= cut.floor - WINDOW_FLOOR_DROP
+    if windowed and ev.in_window and (near_floor or ev.coverage >= WINDOW_COVERAGE):
         own.append("written in the prompt's time window")
     return own

@@ -53,6 +53,7 @@ DEFAULT_GATES: dict[str, float] = {
 FALLBACK_GATE = 0.45
 WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
 WINDOW_MIN = 3  # ...or this many entries (a tiny store)
+WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
@@ -69,6 +70,7 @@ class GateDecision:
     facts: bool
     reason: str
     time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
+    window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
 
 
 def default_gate(key: str, entries: int) -> float:
@@ -208,7 +210,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     )
     is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
-    return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open)
+    return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open, window=tuple(window))
 
 
 def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
@@ -225,19 +227,24 @@ def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | Non
     total = memory.store.count_entries()
     if memory.store.count_entries_between(start, end) > max(WINDOW_MIN, WINDOW_SHARE * total):
         return []  # a window that holds most of the store ("this year") says nothing about what is wanted
-    found = []
-    for hit in retrieval.hits:
-        if not start <= hit.entry.created_at < end:
-            continue
-        vector = hit.channels.get("vector")
-        if (vector is not None and floor is not None and vector.score >= floor) or coverage.get(hit.entry.id, 0.0) > 0 or "fts" in hit.channels:
-            found.append(hit.entry.id)
+    found = [
+        hit.entry.id for hit in retrieval.hits
+        if start <= hit.entry.created_at < end and ("fts" in hit.channels or coverage.get(hit.entry.id, 0.0) > 0)
+    ]
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is not None and floor is not None:
+        near = [h.entry_id for h in vector.hits if h.score >= floor - WINDOW_FLOOR_DROP and h.entry_id not in found]
+        for entry in memory.store.get_entries(near).values():
+            if start <= entry.created_at < end:
+                found.append(entry.id)
     return found
 
 
 def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     """Apply the gate to a retrieval in place: when shut, its hits and facts are dropped."""
     decision = decide(memory, retrieval)
+    if decision.open and decision.window:
+        _add_window_hits(memory, retrieval, decision.window)
     if not decision.open:
         for hit in retrieval.hits:
             retrieval.dropped.append((hit.entry.id, f"relevance gate shut ({decision.reason})"))
@@ -246,3 +253,22 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     retrieval.gate = decision
     return decision
 
+
+
+def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
+    """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
+    from .records import Hit
+
+    have = {h.entry.id for h in retrieval.hits}
+    missing = [i for i in ids if i not in have]
+    if not missing:
+        return
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    scores = {h.entry_id: h for h in vector.hits} if vector else {}
+    lowest = min((h.score for h in retrieval.hits), default=1.0)
+    entries = memory.store.get_entries(missing)
+    for entry_id in missing:
+        if entry_id in entries:
+            channel_hit = scores.get(entry_id)
+            retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}))
+            retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
