@@ -399,6 +399,15 @@ class Memory:
                 retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
         retrieval.hits = kept
         retrieval.evidence = (evidence, cut)
+        # A fact bears on the prompt when an entry that stated it was kept, or the facts channel
+        # matched it on two counts (its source passed that channel's floor); the others are noise.
+        bearing = {h.entry.id for h in kept} | {
+            h.entry_id for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits if h.passed_floor
+        }
+        for fact in retrieval.facts:
+            if not bearing & set(fact.source_entry_ids):
+                retrieval.notes.append((0, f"fact {fact.subject} → {fact.predicate} → {fact.object} dropped: no kept or strongly matched source"))
+        retrieval.facts = [f for f in retrieval.facts if bearing & set(f.source_entry_ids)]
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
