@@ -143,6 +143,9 @@ def judge(
         window = TimeExpression(start, end, "")
     cover = coverages(memory, retrieval.query.text, [f"{h.entry.content}\n{h.entry.type}" for h in hits])
     cosines = _cosines(retrieval)
+    from .relevance import vector_extras
+
+    extras = vector_extras(retrieval, floor)
     evidence: list[Evidence] = []
     own: list[list[str]] = []
     for index, hit in enumerate(hits):
@@ -156,7 +159,7 @@ def judge(
             in_window=bool(window is not None and window.contains(hit.entry.created_at)),
         )
         evidence.append(ev)
-        own.append(_own_evidence(ev, cut, windowed=window is not None))
+        own.append(_own_evidence(ev, cut, windowed=window is not None) + ([extras[hit.entry.id]] if hit.entry.id in extras else []))
     # The reference is the best hit that has evidence of its own: a full-text hit on one common
     # word may top the fused list while the vector found the memory that opened the gate.
     evidenced = [i for i, why in enumerate(own) if why]

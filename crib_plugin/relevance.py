@@ -21,6 +21,7 @@ Measured (``crib eval``, ``crib eval-noanswer``): see the README's Benchmarks se
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,10 @@ DEFAULT_GATES: dict[str, float] = {
     "ollama:nomic-embed-text:768": 0.60,
 }
 FALLBACK_GATE = 0.45
+STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
+STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
+TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
+              "error": "error", "errors": "error", "bug": "error", "bugs": "error"}
 WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
 WINDOW_MIN = 3  # ...or this many entries (a tiny store)
 WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
@@ -188,6 +193,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         c for c in retrieval.channels if c.ran and c.channel not in ("vector", "fts", "facts") and any(h.passed_floor for h in c.hits)
     ]
     window = _in_window(memory, retrieval, floor, per_entry)
+    extra = vector_extras(retrieval, floor)
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
@@ -201,12 +207,15 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         reasons.append("plugin channel " + ", ".join(c.channel for c in others))
     if window:
         reasons.append(f"the prompt's time window holds entry {window[0]}")
+    for entry_id, why in extra.items():
+        reasons.append(f"entry {entry_id}: {why}")
     evidence_open = bool(
         (top is not None and gate is not None and top >= gate)
         or (coverage is not None and coverage >= FTS_COVERAGE)
         or agreeing
         or facts
         or others
+        or extra
     )
     is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
@@ -272,3 +281,30 @@ def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...
             channel_hit = scores.get(entry_id)
             retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}))
             retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
+
+
+def vector_extras(retrieval: Retrieval, floor: float | None) -> dict[int, str]:
+    """Vector hits above the floor (below the gate) that still count as evidence, with why.
+
+    * **stands out**: the vector channel's top hit is :data:`STANDOUT` ahead of the runner-up —
+      on a small store an unrelated prompt's neighbours are all alike, a paraphrase's is not
+      ("preventing the agent from remembering useless things" → the trivia memory);
+    * **its type is named**: the prompt asks for a type ("every decision we made about …") and
+      the hit is of that type.
+    """
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is None or floor is None or not vector.hits:
+        return {}
+    ranked = sorted(vector.hits, key=lambda h: -h.score)
+    extras: dict[int, str] = {}
+    top = ranked[0]
+    runner_up = ranked[1].score if len(ranked) > 1 else floor
+    if top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
+        extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
+    named = {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", retrieval.query.text.lower()) if w in TYPE_WORDS}
+    if named:
+        types = {h.entry.id: h.entry.type for h in retrieval.hits}
+        for hit in ranked:
+            if hit.score >= floor and types.get(hit.entry_id) in named:
+                extras.setdefault(hit.entry_id, f"a {types[hit.entry_id]} above the vector floor, and the prompt asks for that type")
+    return extras
