@@ -350,13 +350,18 @@ class Memory:
         budget: int | None = None,
         max_items: int = DEFAULT_MAX_ITEMS,
         exclude: Iterable[int] = (),
+        per_entry: bool = True,
     ) -> Retrieval:
-        """Cut a retrieval to what fits the character budget (best first); record what was dropped."""
+        """Cut a retrieval to what fits the character budget (best first); record what was dropped.
+
+        ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
+        uses it to measure what the cut changes.
+        """
         from .relevance import close_if_irrelevant
 
         budget = budget or self.settings.budget
         decision = close_if_irrelevant(self, retrieval)
-        if decision.open:
+        if decision.open and per_entry:
             self._cut_per_entry(retrieval, decision)
         excluded = set(exclude)
         candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
