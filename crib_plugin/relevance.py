@@ -95,12 +95,14 @@ def default_gate(key: str, entries: int) -> float:
 
 
 def vector_gate(memory: "Memory") -> float:
-    """The calibrated gate for the active embedder, else the shipped default for this store size."""
+    """The gate for the active embedder: the shipped default for this store size, or a calibrated
+    value when that is higher (an older calibration that lowered it no longer does)."""
     key = memory.embedder_key()
+    shipped = default_gate(key, memory.store.count_entries())
     stored = memory.store.get_setting(f"gate:{key}")
     if stored is not None:
-        return float(stored)
-    return default_gate(key, memory.store.count_entries())
+        return max(float(stored), shipped)  # a calibration may raise the gate, never lower it
+    return shipped
 
 
 def _stems(text: str) -> list[str]:
