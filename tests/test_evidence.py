@@ -125,9 +125,3 @@ def test_x_over_y_is_two_entities() -> None:
     triples = list(RuleExtractor().extract("We chose FastAPI over Flask for the API."))
     assert ("API", "uses", "FastAPI") in [(t.subject, t.predicate, t.object) for t in triples]
     assert ("API", "not_uses", "Flask") in [(t.subject, t.predicate, t.object) for t in triples]
-
-
-def test_facts_need_a_kept_or_strongly_matched_source(memory) -> None:
-    _write(memory, CODING + [("decision", "We chose PostgreSQL for the billing service.")])
-    memory.retrieve("ERR_DOCKET_LEASE_7")
-    assert all("billing" not in f.subject for f in memory.last_retrieval.facts)
