@@ -292,9 +292,25 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
 @click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+@click.option("--set", "eval_set", type=click.Choice(["locomo", "coding"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, or the coding-agent memory shipped with crib.")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
+@click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
 @now_option
-def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None) -> None:
-    """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected."""
+def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str, json_out: Path | None, offenders: int) -> None:
+    """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
+
+    With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
+    search hit@k per channel and latency on the coding-agent memory, per prompt kind.
+    """
+    if eval_set == "coding":
+        from .evaluation import coding
+
+        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True))
+        click.echo(report.table(offenders=offenders))
+        if json_out:
+            coding.write_json(report, json_out)
+        return
     from .evaluation import locomo
 
     path = data or locomo.default_data_path()
