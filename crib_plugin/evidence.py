@@ -174,7 +174,7 @@ def judge(
             ev.reason = "no evidence of its own (cosine below gate, coverage below cut, no agreement)"
         elif index == evidenced[0]:
             ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
-        elif ev.relative * ev.prior < cut.relative and not ev.in_window:
+        elif ev.relative * ev.prior < cut.relative and not (ev.in_window and time_only):
             ev.reason = f"relative × prior {ev.relative * ev.prior:.2f} < {cut.relative:.2f}"
         else:
             ev.kept, ev.reason = True, ", ".join(own[index])

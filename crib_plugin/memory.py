@@ -307,7 +307,10 @@ class Memory:
                 fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
                 from .supersede import record_supersession
 
-                record_supersession(store, entry_id, item.type, item.content, item.created_at, fact_ids)
+                record_supersession(
+                    store, entry_id, item.type, item.content, item.created_at, fact_ids, table=table,
+                    vector=to_blob(vectors[position]) if vectors is not None and table is not None else None,
+                )
             reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())

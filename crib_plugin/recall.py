@@ -20,8 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
 
 CANDIDATES = 50  # how deep each channel ranks before fusion
-COVERAGE_WEIGHTED_FTS = True
-COVERAGE_DEPTH = 20  # full-text hits whose strength is weighted by how much of the prompt they cover
 
 
 def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
@@ -107,8 +105,6 @@ def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | No
     """
     mark = time.perf_counter()
     results = [r for r in retrieval.channels if only is None or r.channel in only]
-    if COVERAGE_WEIGHTED_FTS:
-        results = _weigh_fulltext_by_coverage(memory, retrieval.query.text, results)
     fused = fuse(results, weights=memory.channel_weights())
     entries = memory.store.get_entries([f.entry_id for f in fused])
     retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
@@ -121,30 +117,3 @@ def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | No
     retrieval.timings["fuse"] = time.perf_counter() - mark
     return retrieval
 
-
-def _weigh_fulltext_by_coverage(memory: "Memory", text: str, results: list[ChannelResult]) -> list[ChannelResult]:
-    """Scale each top full-text hit's strength by the share of the prompt it covers.
-
-    BM25 strength is relative to the query's best hit, so a hit on one common word of a long
-    prompt counts fully in fusion and can outrank the vector channel's clear answer (on a coding
-    memory, fused hit@1 fell below the vector channel's). Weighted by
-    ``0.5 + 0.5 · min(1, coverage / FTS_COVERAGE)``, a hit that covers the prompt keeps its full
-    strength and one that shares a single common word keeps half. Returns copies: the channel
-    results themselves are left as the channels produced them (the evaluation fuses them twice).
-    """
-    from dataclasses import replace as copy
-
-    from .evidence import coverages
-    from .relevance import FTS_COVERAGE
-
-    out = []
-    for result in results:
-        if result.channel != "fts" or not result.ran or not result.hits:
-            out.append(result)
-            continue
-        top = [h for h in result.hits[:COVERAGE_DEPTH] if h.passed_floor]
-        entries = memory.store.get_entries([h.entry_id for h in top])
-        shares = coverages(memory, text, [f"{entries[h.entry_id].content}\n{entries[h.entry_id].type}" if h.entry_id in entries else "" for h in top])
-        weighted = {h.entry_id: 0.5 + 0.5 * min(1.0, share / FTS_COVERAGE) for h, share in zip(top, shares)}
-        out.append(copy(result, hits=[copy(h, strength=h.strength * weighted.get(h.entry_id, 0.5)) for h in result.hits]))
-    return out

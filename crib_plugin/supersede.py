@@ -8,7 +8,10 @@ superseded memory ("MSRV is 1.74") could be injected alone, without its correcti
 
   - every older entry whose facts its own facts closed (same subject and predicate, another
     object — the fact consolidation rules of :mod:`crib_plugin.facts`), and
-  - for a ``correction`` with no such fact: the one older entry it shares the most content words
+  - else the nearest older entry by vector when it restates the same subject (cosine ≥
+    :data:`RESTATES_COSINE` and ≥ :data:`RESTATES_WORDS` shared content words): "atlas moved to
+    Node 22" after "atlas pins Node 20";
+  - for a ``correction`` with neither: the one older entry it shares the most content words
     with, when that is at least :data:`SHARED_WORDS` of them *and* most of the correction's own
     content words (:data:`SHARED_SHARE`) — "MSRV is now 1.80, not 1.74" against "MSRV is 1.74".
 
@@ -31,6 +34,12 @@ SHARED_WORDS = 3
 SHARED_SHARE = 0.5
 """...and the share of the correction's own content words those must be."""
 CANDIDATES = 20
+RESTATES_COSINE = 0.62
+"""Cosine (MiniLM) at which a new decision/correction restates an older entry's subject. On the
+coding evaluation's memories (all 13 labelled supersede chains, 58 other decisions): 12 of 13
+chains found, 3 false links."""
+RESTATES_WORDS = 4
+"""...and the content words they must share (a project name alone is not a subject)."""
 
 
 def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[int]:
@@ -68,13 +77,36 @@ def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -
     return best[1] if best else None
 
 
+def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: str | None, vector: bytes | None) -> int | None:
+    """The older entry a new decision or correction restates: its nearest older neighbour, when the
+    cosine reaches :data:`RESTATES_COSINE` and they share :data:`RESTATES_WORDS` content words."""
+    if table is None or vector is None:
+        return None
+    from .temporal import _content_words
+
+    own = _content_words(content)
+    near = [(i, 1.0 - d) for i, d in store.vector_search(table, vector, CANDIDATES // 4) if i != entry_id]
+    entries = store.get_entries([i for i, _ in near])
+    for other, cosine in near:  # nearest first
+        entry = entries.get(other)
+        if entry is None or entry.created_at > created_at or cosine < RESTATES_COSINE:
+            continue
+        if len(own.keys() & _content_words(entry.content).keys()) >= RESTATES_WORDS:
+            return other
+    return None
+
+
 def record_supersession(
-    store: Any, entry_id: int, entry_type: str, content: str, created_at: str, relation_ids: Sequence[int]
+    store: Any, entry_id: int, entry_type: str, content: str, created_at: str, relation_ids: Sequence[int],
+    *, table: str | None = None, vector: bytes | None = None,
 ) -> list[int]:
     """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids."""
     if entry_type not in SUPERSEDING_TYPES:
         return []
     old = [i for i in _closed_by(store, relation_ids, entry_id) if i < entry_id or _older(store, i, created_at)]
+    if not old:
+        found = _by_vector(store, entry_id, content, created_at, table, vector)
+        old = [found] if found is not None else []
     if not old and entry_type == "correction":
         found = _by_shared_words(store, entry_id, content, created_at)
         old = [found] if found is not None else []
