@@ -37,7 +37,7 @@ RELATIVE_CUT = 0.45
 """A candidate whose prior-weighted fused score is below this share of the best hit's is dropped."""
 WINDOW_COVERAGE = 0.2
 """A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
-TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.0, "note": 0.85}
+TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.0, "note": 1.0}
 """Type priors for task prompts (imperatives); questions use 1.0 for every type."""
 
 _QUESTION_START = re.compile(
@@ -174,7 +174,7 @@ def judge(
             ev.reason = "no evidence of its own (cosine below gate, coverage below cut, no agreement)"
         elif index == evidenced[0]:
             ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
-        elif ev.relative * ev.prior < cut.relative and not (ev.in_window and time_only):
+        elif ev.relative * ev.prior < cut.relative and not ev.in_window:
             ev.reason = f"relative × prior {ev.relative * ev.prior:.2f} < {cut.relative:.2f}"
         else:
             ev.kept, ev.reason = True, ", ".join(own[index])
