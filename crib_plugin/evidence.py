@@ -145,7 +145,7 @@ def judge(
     cosines = _cosines(retrieval)
     from .relevance import vector_extras
 
-    extras = vector_extras(retrieval, floor)
+    extras = vector_extras(retrieval, floor, memory.store.count_entries())
     evidence: list[Evidence] = []
     own: list[list[str]] = []
     for index, hit in enumerate(hits):

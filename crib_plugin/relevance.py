@@ -53,6 +53,7 @@ DEFAULT_GATES: dict[str, float] = {
 }
 FALLBACK_GATE = 0.45
 STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
+STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
 STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
 TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
               "error": "error", "errors": "error", "bug": "error", "bugs": "error"}
@@ -195,7 +196,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         c for c in retrieval.channels if c.ran and c.channel not in ("vector", "fts", "facts") and any(h.passed_floor for h in c.hits)
     ]
     window = _in_window(memory, retrieval, floor, per_entry)
-    extra = vector_extras(retrieval, floor)
+    extra = vector_extras(retrieval, floor, memory.store.count_entries())
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
@@ -285,11 +286,12 @@ def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...
             retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
 
 
-def vector_extras(retrieval: Retrieval, floor: float | None) -> dict[int, str]:
+def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> dict[int, str]:
     """Vector hits above the floor (below the gate) that still count as evidence, with why.
 
-    * **stands out**: the vector channel's top hit is :data:`STANDOUT` ahead of the runner-up —
-      on a small store an unrelated prompt's neighbours are all alike, a paraphrase's is not
+    * **stands out** (stores of at most :data:`STANDOUT_STORE` entries): the vector channel's top
+      hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
+      neighbours are all alike, a paraphrase's is not
       ("preventing the agent from remembering useless things" → the trivia memory);
     * **its type is named**: the prompt asks for a type ("every decision we made about …") and
       the hit is of that type.
@@ -301,7 +303,7 @@ def vector_extras(retrieval: Retrieval, floor: float | None) -> dict[int, str]:
     extras: dict[int, str] = {}
     top = ranked[0]
     runner_up = ranked[1].score if len(ranked) > 1 else floor
-    if top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
+    if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
         extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
     named = {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", retrieval.query.text.lower()) if w in TYPE_WORDS}
     if named:
