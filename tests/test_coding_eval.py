@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from crib_plugin.evaluation import coding
-from crib_plugin.evaluation.coding import CodingDataError, CodingMemory, CodingPrompt, CodingSet, Outcome
+from crib_plugin.evaluation.coding import (
+    CodingDataError,
+    CodingMemory,
+    CodingPrompt,
+    CodingSet,
+    Outcome,
+)
 
 
 @pytest.fixture(scope="module")
@@ -118,10 +124,11 @@ def test_stale_shown_alone_needs_the_newest_of_the_chain() -> None:
     assert coding.stale_alone(["v1", "v2"], current) == ["v1", "v2"]  # the successor is itself stale
     assert coding.stale_alone(["v2", "v3"], current) == []
     assert coding.stale_alone(["other"], current) == []
+    assert coding.stale_alone(["v1"], current, marked=["v1"]) == []  # shown, but marked as superseded
 
 
 def test_current_of_follows_chains() -> None:
-    m = lambda key, sup=None, day=1: CodingMemory(key, "p", "decision", f"2026-06-{day:02d}T00:00:00Z", key, sup)  # noqa: E731
+    m = lambda key, sup=None, day=1: CodingMemory(key, "p", "decision", f"2026-06-{day:02d}T00:00:00Z", key, sup)
     data = CodingSet([m("v1"), m("v2", "v1", 2), m("v3", "v2", 3), m("w")], [], {"now": "2026-07-01T00:00:00Z"})
     assert data.current_of() == {"v1": "v3", "v2": "v3"}
 

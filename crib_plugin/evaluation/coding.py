@@ -291,6 +291,7 @@ class Outcome:
     contents: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     facts_relevant: int = 0
+    marked: list[str] = field(default_factory=list)  # injected entries the block marks as superseded
     ranked: dict[str, list[str]] = field(default_factory=dict)  # "fused" and each channel → keys, best first
     seconds: float = 0.0
 
@@ -313,10 +314,14 @@ def precision(relevant: Sequence[str], acceptable: Sequence[str], injected: Sequ
     return sum(key in good for key in injected) / len(injected)
 
 
-def stale_alone(injected: Sequence[str], current_of: dict[str, str]) -> list[str]:
-    """Superseded memories injected without the current memory of their chain (a stale belief shown alone)."""
-    shown = set(injected)
-    return [key for key in injected if key in current_of and current_of[key] not in shown]
+def stale_alone(injected: Sequence[str], current_of: dict[str, str], marked: Sequence[str] = ()) -> list[str]:
+    """Superseded memories injected without the current memory of their chain (a stale belief shown alone).
+
+    An entry the block itself marks as superseded (``marked``: crib set ``superseded_by`` on it) is
+    not alone: the reader is told it is no longer true.
+    """
+    shown, flagged = set(injected), set(marked)
+    return [key for key in injected if key in current_of and current_of[key] not in shown and key not in flagged]
 
 
 def hit_at(ranked: Sequence[str], relevant: Sequence[str], k: int) -> bool:
@@ -381,7 +386,7 @@ def summarise(outcomes: Sequence[Outcome], current_of: dict[str, str]) -> Summar
         silence=_pct([not o.injected for o in silent]),
         silence_on=_pct([not o.injected for o in silent if o.prompt.domain == "on"]),
         silence_off=_pct([not o.injected for o in silent if o.prompt.domain == "off"]),
-        stale_alone=sum(bool(stale_alone(o.injected, current_of)) for o in outcomes),
+        stale_alone=sum(bool(stale_alone(o.injected, current_of, o.marked)) for o in outcomes),
         mean_injected=statistics.fmean([len(o.injected) for o in outcomes]) if outcomes else 0.0,
         mean_injected_when_any=statistics.fmean([len(o.injected) for o in shown]) if shown else None,
         search_hit1=_pct([hit_at(o.ranked.get("fused", []), o.prompt.relevant, 1) for o in answerable]),
@@ -422,6 +427,10 @@ def run_prompt(memory: Any, prompt: CodingPrompt, ids: dict[str, int], data: Cod
     outcome.contents = list(injection.contents)
     outcome.facts = list(injection.facts)
     retrieval = getattr(memory, "last_retrieval", None)
+    if injection.injected and retrieval is not None:
+        outcome.marked = [
+            key_of.get(h.entry.id, "") for h in retrieval.hits if getattr(h.entry, "superseded_by", None) is not None
+        ]
     if injection.injected and retrieval is not None and retrieval.facts:
         good = set(prompt.relevant) | set(prompt.acceptable)
         by_key = data.by_key()
@@ -496,7 +505,7 @@ class CodingReport:
         good = set(o.prompt.relevant) | set(o.prompt.acceptable)
         noise = sum(k not in good for k in o.injected)
         miss = int(o.prompt.answerable and not hit(o.prompt.relevant, o.injected))
-        stale = int(bool(stale_alone(o.injected, self.data.current_of())))
+        stale = int(bool(stale_alone(o.injected, self.data.current_of(), o.marked)))
         return (miss + stale + int(not o.prompt.answerable and bool(o.injected)), noise)
 
     def offender_lines(self, count: int) -> list[str]:
@@ -534,7 +543,8 @@ class CodingReport:
                     "ranked": o.ranked, "ms": round(o.seconds * 1000, 1),
                     "hit": hit(o.prompt.relevant, o.injected),
                     "precision": precision(o.prompt.relevant, o.prompt.acceptable, o.injected),
-                    "stale_alone": stale_alone(o.injected, self.data.current_of()),
+                    "stale_alone": stale_alone(o.injected, self.data.current_of(), o.marked),
+                    "marked_superseded": o.marked,
                 }
                 for o in self.outcomes
             ],
