@@ -24,8 +24,9 @@ entries as are relevant, often one. ``--explain`` prints each candidate's eviden
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from .relevance import WINDOW_FLOOR_DROP
 
@@ -43,7 +44,7 @@ TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.
 _QUESTION_START = re.compile(
     r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|"
     r"would|will|have|has|had|any|tell me|remind me|list|show me)\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 
@@ -98,7 +99,7 @@ class Cut:
         )
 
 
-def coverages(memory: "Memory", text: str, contents: Sequence[str]) -> list[float]:
+def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
     """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
     from .relevance import _stems, term_weights
 
@@ -114,20 +115,20 @@ def coverages(memory: "Memory", text: str, contents: Sequence[str]) -> list[floa
     return out
 
 
-def _cosines(retrieval: "Retrieval") -> dict[int, float]:
+def _cosines(retrieval: Retrieval) -> dict[int, float]:
     """Every vector similarity the vector channel computed, floor-passing or not."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     return {h.entry_id: h.score for h in vector.hits} if vector else {}
 
 
 def judge(
-    memory: "Memory",
-    retrieval: "Retrieval",
+    memory: Memory,
+    retrieval: Retrieval,
     *,
     gate: float | None,
     floor: float | None,
     time_only: bool = False,
-) -> tuple[list["Hit"], list[Evidence], Cut]:
+) -> tuple[list[Hit], list[Evidence], Cut]:
     """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate."""
     from .relevance import AGREE_COVERAGE, FTS_COVERAGE
     from .temporal import TimeExpression

@@ -116,4 +116,3 @@ def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | No
     retrieval.facts = sorted(facts.values(), key=lambda f: -f.score)
     retrieval.timings["fuse"] = time.perf_counter() - mark
     return retrieval
-

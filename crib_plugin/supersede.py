@@ -22,7 +22,8 @@ superseded memory ("MSRV is 1.74") could be injected alone, without its correcti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
@@ -120,7 +121,7 @@ def _older(store: Any, other: int, created_at: str) -> bool:
     return entry is not None and entry.created_at <= created_at
 
 
-def attach_successors(memory: "Memory", retrieval: "Retrieval") -> None:
+def attach_successors(memory: Memory, retrieval: Retrieval) -> None:
     """Never show a superseded entry alone: add its newest successor after it and mark it (in place)."""
     from .records import Hit
 
