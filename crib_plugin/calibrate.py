@@ -10,6 +10,12 @@ distribution: each sampled memory's first half used as a query against the store
 The result is written to the store's settings (``gate:<embedder key>``); the per-hit floor
 follows it at ``FLOOR_BELOW_GATE`` below. Stores under ``MIN_ENTRIES`` keep the shipped default:
 a handful of memories says too little about the noise.
+
+Calibration only ever *raises* the gate above the shipped, size-scaled default
+(:func:`crib_plugin.relevance.default_gate`), never lowers it: on a 20-entry store the off-topic
+probes' best cosine is low simply because there are few memories to be near, and a gate set from
+it let through paraphrase-looking noise (issue 12: injection got noisier after calibrating). A
+store whose topic is narrow (probes come close) still gets the higher gate it needs.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ def _embed(embedder: Any, texts: list[str], on_progress: Any, done: int, total: 
 def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) -> dict[str, Any]:
     """Measure, choose and (with ``write``) store the gate; return a JSON-ready report.
     ``on_progress(done, total)`` follows the texts embedded (probes, then sampled entries)."""
-    from .relevance import FLOOR_BELOW_GATE, vector_gate
+    from .relevance import FLOOR_BELOW_GATE, default_gate, vector_gate
 
     embedder = memory.embedder()
     key = memory.embedder_key()
@@ -93,7 +99,10 @@ def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) 
     if len(ids) < MIN_ENTRIES:
         report.update(gate=round(before, 3), written=False, reason=f"fewer than {MIN_ENTRIES} entries: kept the default")
         return report
-    gate = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN, *BOUNDS))
+    measured = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN, *BOUNDS))
+    shipped = default_gate(key, len(ids))
+    gate = max(measured, shipped)  # calibration only ever raises the gate (see the module docstring)
+    report["measured"] = round(measured, 3)
     report.update(gate=round(gate, 3), floor=round(gate - FLOOR_BELOW_GATE, 3))
     if "pseudo_relevant_cosine" in report:
         report["pseudo_relevant_below_gate"] = round(float((related < gate).mean()), 3)

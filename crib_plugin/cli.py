@@ -57,6 +57,20 @@ def warn_all(memory: Any) -> None:
         click.echo(f"crib: warning: {note}", err=True)
 
 
+def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
+    if value:
+        import os
+
+        os.environ["CRIB_NOW"] = value
+
+
+now_option = click.option(
+    "--now", default=None, expose_value=False, callback=_set_now,
+    help="ISO 8601 time taken as now for time expressions (CRIB_NOW); reproducible evaluations.",
+)
+
+
 @click.group(cls=CribGroup)
 @click.version_option(package_name="crib-plugin", prog_name="crib")
 def cli() -> None:
@@ -123,6 +137,7 @@ def types(as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["memory", "context"]), default="memory", help="memory: <memory> block (default); context: fenced <memory-context> block.")
 @click.option("--budget", type=int, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
 @click.option("--explain", is_flag=True, help="After the block, print (to stderr) why each memory was kept or dropped.")
+@now_option
 @click.argument("prompt", required=False)
 def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) -> None:
     """Print the memories relevant to the prompt on stdin (or PROMPT); nothing when none are.
@@ -139,6 +154,7 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
 @click.option("--scope", type=click.Choice(["project", "global", "all"]), default="all", show_default=True, help="Which stores to search (all: project, then global).")
+@now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
     from .config import parse_channels
@@ -322,6 +338,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
+@now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str, json_out: Path | None, offenders: int) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 

@@ -18,6 +18,8 @@ Environment variables (all optional):
                           while a cold ``crib retrieve`` does the rest (:mod:`crib_plugin.prefetch`)
 ``CRIB_REDACT``           ``1`` (default) or ``0``: redact secrets before storage and at render
                           (:mod:`crib_plugin.redact`)
+``CRIB_NOW``              an ISO 8601 moment used as "now" (time expressions, write times): reproducible
+                          time-relative evaluations and tests (``--now`` on retrieve/search/eval sets it)
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ def embed_budget(environ: dict[str, str] | None = None) -> float:
     """``CRIB_EMBED_BUDGET``: seconds a write waits for its embedding before queueing it (default 10)."""
     return _seconds("CRIB_EMBED_BUDGET", 10.0, environ)
 
+
 def redact_enabled(environ: dict[str, str] | None = None) -> bool:
     """``CRIB_REDACT``: secrets are redacted unless it is ``0``/``off``/``false``/``no``."""
     value = _env("CRIB_REDACT", environ)
@@ -181,3 +184,20 @@ def redact_enabled(environ: dict[str, str] | None = None) -> bool:
     if mode is None:
         raise ConfigError(f"CRIB_REDACT must be 1 or 0, got {value!r}")
     return mode != "off"
+
+
+def fixed_now(environ: dict[str, str] | None = None) -> str | None:
+    """``CRIB_NOW``: an ISO 8601 moment that stands in for "now" (time expressions in prompts,
+    default write times), so time-relative evaluations and tests are reproducible; ``None`` when
+    unset. Raises :class:`ConfigError` when it is not an ISO date."""
+    value = _env("CRIB_NOW", environ)
+    if value is None:
+        return None
+    from .errors import InputError
+    from .timeutil import parse_iso
+
+    try:
+        parse_iso(value)
+    except InputError as exc:
+        raise ConfigError(f"CRIB_NOW must be an ISO 8601 date or time, got {value!r}") from exc
+    return value

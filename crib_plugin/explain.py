@@ -23,6 +23,10 @@ def explain_text(retrieval: Retrieval) -> str:
     if retrieval.gate is not None:
         state = "open" if retrieval.gate.open else "SHUT: nothing injected"
         lines.append(f"relevance gate {state} — {retrieval.gate.reason}")
+    if retrieval.evidence is not None:
+        evidence, cut = retrieval.evidence
+        lines.append(cut.line())
+        lines.extend(f"    entry {ev.entry_id:<6} {ev.line()}" for ev in evidence)
     if retrieval.query.time_range:
         lines.append(f"time range: {retrieval.query.time_range[0]} – {retrieval.query.time_range[1]} (entries written in it boosted)")
     notes: dict[int, list[str]] = {}

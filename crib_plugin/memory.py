@@ -331,12 +331,19 @@ class Memory:
         budget: int | None = None,
         max_items: int = DEFAULT_MAX_ITEMS,
         exclude: Iterable[int] = (),
+        per_entry: bool = True,
     ) -> Retrieval:
-        """Cut a retrieval to what fits the character budget (best first); record what was dropped."""
+        """Cut a retrieval to what fits the character budget (best first); record what was dropped.
+
+        ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
+        uses it to measure what the cut changes.
+        """
         from .relevance import close_if_irrelevant
 
         budget = budget or self.settings.budget
-        close_if_irrelevant(self, retrieval)
+        decision = close_if_irrelevant(self, retrieval)
+        if decision.open and per_entry:
+            self._cut_per_entry(retrieval, decision)
         excluded = set(exclude)
         candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
         for hit in retrieval.hits:
@@ -355,7 +362,38 @@ class Memory:
             retrieval.dropped.append((candidates[index].entry.id, "budget"))
         retrieval.hits = [candidates[i] for i in kept]
         retrieval.facts = facts
+        from .supersede import attach_successors
+
+        attach_successors(self, retrieval)  # a superseded entry is never shown without its successor
         return retrieval
+
+    def _cut_per_entry(self, retrieval: Retrieval, decision: Any) -> None:
+        """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
+        from .evidence import judge
+        from .relevance import FLOOR_BELOW_GATE
+
+        gate = decision.vector_gate
+        floor = None
+        if gate is not None:
+            try:
+                floor = self.vector_floor()
+            except CribError:
+                floor = gate - FLOOR_BELOW_GATE
+        kept, evidence, cut = judge(self, retrieval, gate=gate, floor=floor, time_only=decision.time_only)
+        for ev in evidence:
+            if not ev.kept:
+                retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
+        retrieval.hits = kept
+        retrieval.evidence = (evidence, cut)
+        # A fact bears on the prompt when an entry that stated it was kept, or the facts channel
+        # matched it on two counts (its source passed that channel's floor); the others are noise.
+        bearing = {h.entry.id for h in kept} | {
+            h.entry_id for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits if h.passed_floor
+        }
+        for fact in retrieval.facts:
+            if not bearing & set(fact.source_entry_ids):
+                retrieval.notes.append((0, f"fact {fact.subject} → {fact.predicate} → {fact.object} dropped: no kept or strongly matched source"))
+        retrieval.facts = [f for f in retrieval.facts if bearing & set(f.source_entry_ids)]
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.

@@ -466,7 +466,12 @@ def _second_anchor(text: str, after: int, today: date) -> _Span | None:
 
 def _now(now: str | datetime | None) -> datetime:
     if now is None:
-        return datetime.now().astimezone()
+        from .config import fixed_now
+
+        fixed = fixed_now()
+        if fixed is None:
+            return datetime.now().astimezone()
+        now = fixed
     if isinstance(now, datetime):
         return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
     return parse_iso(now)

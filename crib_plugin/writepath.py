@@ -183,6 +183,7 @@ def _write_batch(
     from .channels.vectors import to_blob
     from .manage import record_audit
     from .memory import WriteReport
+    from .supersede import record_supersession
     from .store.sqlite import EXTRACT_QUEUE
 
     store = memory.store
@@ -214,6 +215,10 @@ def _write_batch(
                 notes.append(extract_note)
                 triples = []
             fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
+            record_supersession(
+                store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
+                vector=to_blob(vectors[position]) if vectors is not None and table is not None else None,
+            )
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])

@@ -183,6 +183,12 @@ class Report:
     without_adversarial: dict[str, Scores] = field(default_factory=dict)
     questions: int = 0
     seconds: float = 0.0
+    blocks: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # system → (evidence recall, entries)
+
+    def add_block(self, system: str, ids: Sequence[str], question: Question) -> None:
+        """The whole injected block at the default budget: its evidence recall and its size."""
+        found = len(set(ids) & question.evidence) / len(question.evidence) if question.evidence else 0.0
+        self.blocks.setdefault(system, []).append((found, len(ids)))
 
     def add(self, system: str, ranked: Sequence[str], question: Question) -> None:
         self.systems.setdefault(system, Scores()).add(ranked, question.evidence)
@@ -206,6 +212,16 @@ class Report:
         for name in self.systems:
             row = [self.by_category.get((name, c), Scores()).mean("R@10") for c in cats]
             lines.append(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+        if self.blocks:
+            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean entries | entries when injected | injected % |", "|---|---|---|---|---|"]
+            for name, rows in self.blocks.items():
+                recall = 100 * sum(r for r, _ in rows) / len(rows)
+                sizes = [n for _, n in rows]
+                nonempty = [n for n in sizes if n]
+                lines.append(
+                    f"| {name} | {recall:.1f} | {sum(sizes) / len(sizes):.2f} | "
+                    f"{(sum(nonempty) / len(nonempty)) if nonempty else 0:.2f} | {100 * len(nonempty) / len(sizes):.1f} |"
+                )
         return "\n".join(lines)
 
 
@@ -247,6 +263,9 @@ def evaluate(
                 if injected:
                     chosen = memory.select(replace(fused, hits=list(fused.hits), dropped=[]), max_items=max(KS))
                     report.add("fused, as injected", ranked_ids(chosen.hits), question)
+                    for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
+                        block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
+                        report.add_block(name, ranked_ids(block.hits), question)
                 report.questions += 1
         if progress:
             progress(f"{conv.sample_id}: {report.questions} questions so far")

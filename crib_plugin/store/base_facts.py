@@ -126,6 +126,11 @@ class Facts(Protocol):
         """Forget every relation source row of ``entry_id``."""
         ...
 
+    def entries_stating_superseded(self, relation_ids: Sequence[int], exclude: int) -> list[int]:
+        """Entries other than ``exclude`` that stated a fact one of ``relation_ids`` superseded
+        (the entries a new correction replaces, by their facts)."""
+        ...
+
     def relation_has_sources(self, relation_id: int) -> bool:
         """Whether any entry still states the relation."""
         ...

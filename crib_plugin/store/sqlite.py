@@ -437,6 +437,40 @@ class SQLiteStore(AdminMixin, FactsMixin):
                 self.refresh_context(neighbour)
         return True
 
+    # -- supersession (migration 4) ---------------------------------------------------------
+
+    def supersede_entry(self, old_id: int, new_id: int) -> None:
+        """Mark entry ``old_id`` as replaced by the newer ``new_id`` (kept, never deleted)."""
+        if old_id == new_id:
+            return
+        self._forget_reads()
+        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+
+    def successor_of(self, entry_id: int) -> int | None:
+        """The newest entry in ``entry_id``'s supersession chain, or ``None`` when it is current."""
+        seen = {entry_id}
+        current, newest = entry_id, None
+        while True:
+            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
+            if not rows or rows[0][0] is None or int(rows[0][0]) in seen:
+                return newest
+            current = newest = int(rows[0][0])
+            seen.add(current)
+
+    def count_entries_between(self, start: str, end: str) -> int:
+        """Entries written in ``[start, end)`` (ISO UTC): how selective a prompt's time window is."""
+        return int(self.execute("SELECT count(*) FROM entries WHERE created_at >= ? AND created_at < ?", (start, end))[0][0])
+
+    def superseded(self, ids: Sequence[int]) -> dict[int, int]:
+        """For those of ``ids`` that were superseded, the id of the entry that superseded them."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.execute(
+            f"SELECT id, superseded_by FROM entries WHERE id IN ({marks}) AND superseded_by IS NOT NULL", list(ids)
+        )
+        return {int(a): int(b) for a, b in rows}
+
     # -- full text -------------------------------------------------------------------------
 
     def fts_search(self, expression: str, limit: int) -> list[tuple[int, float]]:

@@ -195,6 +195,18 @@ class FactsMixin:
     def delete_entry_sources(self, entry_id: int) -> None:
         self.execute("DELETE FROM relation_sources WHERE entry_id = ?", (entry_id,))
 
+    def entries_stating_superseded(self, relation_ids: Sequence[int], exclude: int) -> list[int]:
+        """Entries (other than ``exclude``) that stated a fact one of ``relation_ids`` superseded."""
+        if not relation_ids:
+            return []
+        marks = ",".join("?" * len(relation_ids))
+        rows = self.execute(
+            f"SELECT DISTINCT rs.entry_id FROM relations r JOIN relation_sources rs ON rs.relation_id = r.id "
+            f"WHERE r.superseded_by IN ({marks}) AND rs.entry_id != ?",
+            [*relation_ids, exclude],
+        )
+        return [int(r[0]) for r in rows]
+
     def relation_has_sources(self, relation_id: int) -> bool:
         return bool(self.execute("SELECT 1 FROM relation_sources WHERE relation_id = ? LIMIT 1", (relation_id,)))
 
