@@ -253,8 +253,8 @@ def iter_ids(values: Sequence[str]) -> Iterator[int]:
             number = int(value)
         except ValueError as exc:
             raise InputError(f"not an entry id: {value!r}") from exc
-        if not 0 < number < 2**63:
-            raise InputError(f"not an entry id: {value!r}")
+        if not 0 < number < 2**63:  # no SQLite rowid is outside this range
+            raise InputError(f"no entry with id {value}")
         yield number
 
 
