@@ -125,27 +125,24 @@ def parse_hook_input(raw: str, event: str) -> HookInput:
 
 
 def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Path:
-    """``CRIB_DB``, else ``.state/crib/crib.db`` under the project dir, the hook's cwd, or ``.``."""
-    env = os.environ if environ is None else environ
-    explicit = (env.get("CRIB_DB") or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    from .config import DEFAULT_DB
+    """``CRIB_DB`` (or ``db`` in a config file: the project's ``.crib.toml`` is looked for in the
+    project dir), else ``.state/crib/crib.db`` under the project dir, the hook's cwd, or ``.``."""
+    from .config import DEFAULT_DB, load_settings
 
+    env = os.environ if environ is None else environ
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
+    settings = load_settings(env, project_dir=base or None)
+    if settings.source("db") != "default":
+        return settings.db
     return Path(base) / DEFAULT_DB if base else DEFAULT_DB
 
 
 def hook_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0); a malformed value falls back to the default."""
-    env = os.environ if environ is None else environ
-    try:
-        value = float((env.get("CRIB_HOOK_TIMEOUT") or "").strip() or DEFAULT_TIMEOUT)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    if value != value or value <= 0:  # NaN or nonsense
-        return DEFAULT_TIMEOUT
-    return min(value, MAX_TIMEOUT)
+    """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0, at most ``MAX_TIMEOUT``); ConfigError if malformed."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    return min(float(settings.hook_timeout), MAX_TIMEOUT)
 
 
 # -- per-session state --------------------------------------------------------------------------
@@ -180,11 +177,11 @@ def sessions_dir(db: Path) -> Path:
 
 
 def session_ttl_days(environ: Mapping[str, str] | None = None) -> float:
-    env = os.environ if environ is None else environ
-    try:
-        return max(0.0, float((env.get("CRIB_SESSION_TTL_DAYS") or "").strip() or DEFAULT_SESSION_TTL_DAYS))
-    except ValueError:
-        return DEFAULT_SESSION_TTL_DAYS
+    """``CRIB_SESSION_TTL_DAYS`` (default 7); ConfigError if malformed."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    return float(settings.session_ttl_days)
 
 
 @dataclass
@@ -562,8 +559,12 @@ def run_hook(
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    timeout = hook_timeout()
     started = time.perf_counter()
+    try:
+        timeout = hook_timeout()
+    except Exception as exc:  # a malformed setting: log it (naming the variable), print nothing
+        _log(event, exc)
+        return 0
     box: dict[str, Any] = {}
 
     def work() -> None:

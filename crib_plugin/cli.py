@@ -61,7 +61,7 @@ def cli() -> None:
 @click.option("--type", "entry_type", default=None, help="note, decision, correction or error (or a leading type=WORD).")
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
-@click.option("--thread", envvar="CRIB_THREAD", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
+@click.option("--thread", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
 @click.argument("text", required=False)
 def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, text: str | None) -> None:
     """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
@@ -76,6 +76,10 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
             raise InputError(f"--metadata is not valid JSON: {exc}") from exc
         if not isinstance(meta, dict):
             raise InputError("--metadata must be a JSON object")
+    if not thread:
+        from .config import get_settings
+
+        thread = get_settings().thread
     if thread:
         meta["thread"] = thread
     with open_memory() as memory:

@@ -29,7 +29,7 @@ def _embedder_check(name: str) -> dict[str, Any]:
 
         from .models.ollama_probe import ollama_has_model, ollama_host
 
-        model = os.environ.get("CRIB_EMBEDDING_MODEL") or "nomic-embed-text"
+        model = load_settings().embedding_model
         ok = ollama_has_model(model)
         return {"name": "ollama", "model": model, "host": ollama_host(), "ok": ok}
     return {"name": name, "ok": True, "note": "provided by a plugin; not checked"}
@@ -74,8 +74,8 @@ def run_doctor() -> dict[str, Any]:
     from .models.ollama_probe import ollama_has_model
 
     models = list_models(ollama_host())
-    extractor = (os.environ.get("CRIB_EXTRACTOR") or "auto").lower()
-    extraction_model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+    settings = load_settings()
+    extractor, extraction_model = settings.extractor, settings.extraction_model
     if extractor == "auto":
         extractor = "ollama" if ollama_has_model(extraction_model) else "rules"
     report["extractor"] = {"name": extractor, "model": extraction_model if extractor == "ollama" else None, "ok": True}

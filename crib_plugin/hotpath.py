@@ -18,10 +18,10 @@ from typing import Sequence
 def log_failure(context: str, exc: BaseException) -> None:
     """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
     try:
-        from .config import load_settings
+        from .config import DEFAULT_DB, setting_value
         from .timeutil import now_iso
 
-        path = Path(os.environ.get("CRIB_ERROR_LOG") or load_settings().db.parent / "crib.log")
+        path = Path(setting_value("error_log") or Path(setting_value("db", DEFAULT_DB)).parent / "crib.log")
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
             fh.write(f"{now_iso()} {context}: {type(exc).__name__}: {exc}\n")

@@ -65,13 +65,17 @@ class Memory:
         self.settings = settings or load_settings()
         self.path = Path(path) if path is not None else self.settings.db
         self.pm = pm or get_plugin_manager()
-        self.registry = registry(self.pm)
         self._create = create
         self._store: Any = None
         self._embedder = embedder
         self._extractor = extractor
         self.warnings: list[str] = []
         self.last_write: WriteReport | None = None
+
+    @property
+    def registry(self) -> Any:
+        """The plugin manager's registry, current: a plugin registered later is seen at once."""
+        return registry(self.pm)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -187,12 +191,12 @@ class Memory:
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
-        wanted = (os.environ.get("CRIB_EXTRACTOR") or "auto").strip().lower()
+        wanted = self.settings.extractor
         if wanted != "auto":
             return wanted
         from .models.ollama_probe import ollama_has_model
 
-        model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+        model = self.settings.extraction_model
         return "ollama" if ollama_has_model(model) else "rules"
 
     def extractor(self) -> Any:

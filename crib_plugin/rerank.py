@@ -96,24 +96,23 @@ def over_budget(hits: Sequence["Hit"], budget: int, max_items: int | None, overh
 
 def reranker_choice(environ: dict[str, str] | None = None) -> str:
     """``"off"``, ``"mmr"``, or the name of a model reranker, from ``CRIB_RERANK`` / ``CRIB_RERANK_MODEL``."""
-    env = os.environ if environ is None else environ
-    wanted = (env.get("CRIB_RERANK") or "auto").strip().lower()
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    wanted = settings.rerank
     if wanted in ("off", "none", "no", "0", "false"):
         return "off"
     if wanted in ("mmr", "offline"):
         return "mmr"
     if wanted == "auto":
-        return "ollama" if (env.get("CRIB_RERANK_MODEL") or "").strip() else "mmr"
+        return "ollama" if settings.rerank_model else "mmr"
     return wanted
 
 
 def _deadline() -> float:
-    raw = (os.environ.get("CRIB_RERANK_DEADLINE") or "").strip()
-    try:
-        value = float(raw) if raw else DEADLINE
-    except ValueError:
-        return DEADLINE
-    return value if value > 0 else DEADLINE
+    from .config import get_settings
+
+    return float(get_settings().rerank_deadline)
 
 
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
@@ -122,7 +121,9 @@ def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | 
         from .models.ollama_models import DEFAULT_RERANK_MODEL
         from .models.ollama_probe import ollama_has_model
 
-        model = (os.environ.get("CRIB_RERANK_MODEL") or "").strip() or DEFAULT_RERANK_MODEL
+        from .config import get_settings
+
+        model = get_settings().rerank_model or DEFAULT_RERANK_MODEL
         if not ollama_has_model(model):
             report.notes.append((0, f"rerank: Ollama model {model} not answering; offline MMR instead"))
             return None

@@ -24,6 +24,21 @@ def pytest_configure(config: Any) -> None:
     sys._called_from_test = True  # type: ignore[attr-defined]
 
 
+def pytest_report_header(config: Any) -> list[str]:
+    """The versions results depend on: SQLite (as apsw links it), apsw and sqlite-vec."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import apsw
+
+    def dist(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return [f"crib: SQLite {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}, sqlite-vec {dist('sqlite-vec')}"]
+
+
 @pytest.fixture(autouse=True)
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """No CRIB_* / OLLAMA_* leaks between tests; the database lives in tmp_path; Ollama unreachable."""
@@ -35,6 +50,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("CRIB_EXTRACTOR", "rules")
     monkeypatch.setenv("CRIB_ERROR_LOG", str(tmp_path / "crib.log"))
     monkeypatch.setenv("CRIB_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not the user's, not the cwd
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path.parent / f"{tmp_path.name}-config"))  # no user config.toml
     # A closed port: nothing answers, so "auto" choices and probes see no Ollama.
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     from crib_plugin.models import ollama_probe

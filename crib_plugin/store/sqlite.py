@@ -53,7 +53,9 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    override = os.environ.get("CRIB_VEC_EXTENSION")
+    from ..config import setting_value
+
+    override = setting_value("vec_extension")
     if override:
         return override
     spec = importlib.util.find_spec("sqlite_vec")
