@@ -276,7 +276,7 @@ def _toml_raw(value: Any, spec: Spec, file: Path) -> str:
     if isinstance(value, (int, float, str)):
         raw = str(value).strip()
         if spec.parse is path and raw and not Path(raw).expanduser().is_absolute():
-            raw = str(file.parent / raw)
+            raw = str(file.parent.absolute() / raw)
         return raw
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return ",".join(value)
