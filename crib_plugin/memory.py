@@ -9,7 +9,6 @@ runs only the full-text channel never imports numpy's model code.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -308,7 +307,7 @@ class Memory:
                     store.put_vector(table, entry_id, to_blob(vectors[position]))
                 else:
                     store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
-                fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+                fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=str(item.created_at), entry_type=item.type)
             reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())

@@ -347,10 +347,11 @@ def _register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], 
 
 def _register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
     """Register the selected ``EntryPoint`` objects of a full scan (import errors propagate)."""
+    facade: Any = None
     try:
-        from pluggy._manager import DistFacade
+        from pluggy._manager import DistFacade as facade
     except ImportError:  # pragma: no cover - pluggy moved its private class
-        DistFacade = None  # noqa: N806
+        pass
     for ep in found:
         dist = getattr(ep, "dist", None)
         if not _wanted(ep.name, getattr(dist, "name", None), names):
@@ -359,8 +360,8 @@ def _register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[s
             continue
         plugin = ep.load()
         pm.register(plugin, name=ep.name)
-        if dist is not None and DistFacade is not None:
-            pm._plugin_distinfo.append((plugin, DistFacade(dist)))
+        if dist is not None and facade is not None:
+            pm._plugin_distinfo.append((plugin, facade(dist)))
 
 
 def _load_entrypoints(pm: pluggy.PluginManager) -> None:

@@ -176,7 +176,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     agreeing = [
         h.entry_id
         for h in (vector.hits if vector and floor is not None else [])
-        if h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
+        if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
     ]
     facts = any(h.passed_floor for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits)
     others = [

@@ -29,7 +29,6 @@ else offline), ``ollama`` / a plugin reranker's name, ``mmr`` (offline), or ``of
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -118,10 +117,9 @@ def _deadline() -> float:
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
+        from .config import get_settings
         from .models.ollama_models import DEFAULT_RERANK_MODEL
         from .models.ollama_probe import ollama_has_model
-
-        from .config import get_settings
 
         model = get_settings().rerank_model or DEFAULT_RERANK_MODEL
         if not ollama_has_model(model):
@@ -153,7 +151,7 @@ def _grade(reranker: Any, query: str, texts: list[str], deadline: float) -> list
             raise TimeoutError(f"no grades within {deadline:g}s")
         box: dict[str, Any] = {}
 
-        def run(chunk: list[str] = texts[offset:offset + batch]) -> None:
+        def run(chunk: list[str] = texts[offset:offset + batch], box: dict[str, Any] = box) -> None:
             try:
                 box["grades"] = list(reranker.score(query, chunk))
             except BaseException as exc:  # re-raised in the caller's thread

@@ -10,7 +10,7 @@ from typing import Any
 import apsw
 import pytest
 
-from crib_plugin.query import cjk_grams, gram_expression, glued_words
+from crib_plugin.query import cjk_grams, glued_words, gram_expression
 from crib_plugin.store import cjk
 from crib_plugin.store.schema import MIGRATIONS
 from crib_plugin.store.sqlite import open_store

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from crib_plugin import claude
-from crib_plugin.errors import ConfigError
 from crib_plugin.claude import (
     CLAUDE_CONTEXT_CAP,
     HookInput,
@@ -33,6 +32,7 @@ from crib_plugin.claude import (
     resolve_db,
     sanitise_session_id,
 )
+from crib_plugin.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "bin" / "crib"

@@ -28,10 +28,9 @@ Environment variables honoured:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
-import math
-import os
 import time
 import urllib.error
 import urllib.parse
@@ -402,7 +401,7 @@ class OllamaEmbedder(_OllamaBase):
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            response = self._call("embed", lambda: self.client.embed(model=self.model, input=batch))
+            response = self._call("embed", functools.partial(self.client.embed, model=self.model, input=batch))
             vectors = response.embeddings
             if vectors is None or len(vectors) != len(batch):
                 got = 0 if vectors is None else len(vectors)
