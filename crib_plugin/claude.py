@@ -307,18 +307,10 @@ def _open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    from .builtin_hooks import render_within
     from .render import CONTEXT
 
-    while True:
-        block = memory.render(retrieval, template=CONTEXT)
-        if len(block) <= cap:
-            return block
-        if retrieval.hits:
-            retrieval.hits.pop()
-        elif retrieval.facts:
-            retrieval.facts.pop()
-        else:
-            return ""
+    return render_within(memory, retrieval, CONTEXT, cap)
 
 
 def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) -> list[str]:
@@ -342,6 +334,13 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
         return []
     state.entries |= {i for i in session.injected if isinstance(i, int)}
     return [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip()]
+
+
+def _builtin_only(pm: Any) -> Any:
+    """A caller of ``on_prompt`` that runs crib's own implementation and no plugin's."""
+    builtin = pm.get_plugin("crib_plugin.builtin_hooks")
+    others = [p for p in pm.get_plugins() if p is not builtin]
+    return pm.subset_hook_caller("on_prompt", remove_plugins=others)
 
 
 def join_within_cap(blocks: list[str], cap: int = CLAUDE_CONTEXT_CAP) -> str:
@@ -374,22 +373,30 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
 
 
 def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
+    """The ``on_prompt`` hook point, as any host calls it; crib's block first, then the plugins'."""
+    from .session import Session
+
     with _open_memory(db) as memory:
-        budget = memory.settings.budget
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
             give_up_at = hook.started + VECTOR_SHARE * hook.budget
-        if memory.prefetch(hook.prompt, worker=worker, give_up_at=give_up_at):  # meanwhile, load the template
-            from .render import CONTEXT, warm_template
+        session = Session(
+            memory, id=state.session_id, injected=set(state.entries), budget=memory.settings.budget,
+            injected_facts=set(state.facts), cap=CLAUDE_CONTEXT_CAP, worker=worker, give_up_at=give_up_at,
+        )
+        try:
+            results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
+        except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
+            from .hotpath import log_failure
 
-            warm_template(CONTEXT, memory.settings.templates)
-        retrieval = memory.select(memory.recall(hook.prompt), budget=budget, exclude=state.entries)
-        retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
-        block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)
-        if block:
-            state.entries |= {h.entry.id for h in retrieval.hits}
-            state.facts |= {f.id for f in retrieval.facts}
-        extra = plugin_blocks(memory, hook.prompt, state, budget)
+            log_failure("hook on_prompt plugin", exc)
+            results = _builtin_only(memory.pm)(prompt=hook.prompt, session=session)
+        if session.error is not None:
+            raise session.error
+        block = session.block or ""
+        extra = [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip() and r is not session.block]
+        state.entries |= {i for i in session.injected if isinstance(i, int)}
+        state.facts |= {i for i in session.injected_facts if isinstance(i, int)}
     context = join_within_cap([b for b in [block, *extra] if b])
     if not context:
         return None
@@ -475,7 +482,8 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     with _open_memory(db) as memory:
         _fetch_model_in_background(memory)
         budget = memory.settings.budget
-        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget)
+        prompt = last_user_prompt(hook.transcript_path)
+        entries, facts, channels = standing_entries(memory, prompt, budget)
         from .render import CONTEXT, render_block
 
         def render() -> str:
@@ -485,10 +493,13 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         while len(block) > CLAUDE_CONTEXT_CAP and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
-    if len(block) > CLAUDE_CONTEXT_CAP:
-        block = ""
-    state.entries = {e.id for e in entries} if block else set()
-    state.facts = {f.id for f in facts} if block else set()
+        if len(block) > CLAUDE_CONTEXT_CAP:
+            block = ""
+        state.entries = {e.id for e in entries} if block else set()
+        state.facts = {f.id for f in facts} if block else set()
+        # Plugins' on_prompt blocks for what the user was last working on (crib's own is the block above).
+        extra = plugin_blocks(memory, prompt, state, budget) if prompt else []
+    block = join_within_cap([b for b in [block, *extra] if b])
     # The reset record is kept even when nothing is injected: what was injected before is gone.
     return HookResult(SESSION_START, block, state)
 

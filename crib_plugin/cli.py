@@ -83,7 +83,10 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
     if thread:
         meta["thread"] = thread
     with open_memory() as memory:
-        entry_id = memory.write(raw, type=entry_type, created_at=created_at, metadata=meta)
+        memory.last_write = None
+        entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)
+        if entry_id is None:
+            raise InputError("no on_store implementation stored the memory")
         report = memory.last_write
         warn_all(memory)
     parts = [f"stored entry {entry_id}"]
@@ -237,9 +240,11 @@ def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
     import codecs
 
-    from .scrub import Scrubber
+    from .plugins import get_plugin_manager
+    from .session import ResponseStream
 
-    scrubber = Scrubber()
+    hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
+    stream = ResponseStream(id="crib-scrub")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     source = getattr(sys.stdin, "buffer", None)
     if source is None:
@@ -248,14 +253,13 @@ def scrub() -> None:
     out = sys.stdout
     while True:
         data = read(65536)
-        text = scrubber.feed(decoder.decode(data, final=not data))
+        stream.final = not data
+        text = hook(chunk=decoder.decode(data, final=not data), stream=stream)
         if text:
             out.write(text)
             out.flush()
         if not data:
             break
-    out.write(scrubber.flush())
-    out.flush()
 
 
 @cli.command()

@@ -71,20 +71,20 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         try:
             from .memory import Memory
             from .render import FORMATS
+            from .session import Session
 
             with Memory(create=False, settings=settings) as memory:
-                if memory.prefetch(text, worker=worker):  # meanwhile, load the template
-                    from .render import warm_template
-
-                    warm_template(FORMATS[fmt], settings.templates)
-                retrieval = memory.select(memory.recall(text), budget=budget)
-                block = memory.render(retrieval, template=FORMATS[fmt])
+                session = Session(memory, budget=budget, template=FORMATS[fmt], worker=worker)
+                blocks = memory.pm.hook.on_prompt(prompt=text, session=session)  # crib's own comes last
+                if session.error is not None:
+                    raise session.error
+                block = "\n".join(b for b in blocks if isinstance(b, str) and b.strip())
                 for note in memory.warnings:
                     print(f"crib: warning: {note}", file=sys.stderr)
-                if explain:
+                if explain and session.retrieval is not None:
                     from .explain import explain_text
 
-                    print(explain_text(retrieval), file=sys.stderr)
+                    print(explain_text(session.retrieval), file=sys.stderr)
         finally:
             if worker is not None:
                 worker.cancel()

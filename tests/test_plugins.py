@@ -206,14 +206,16 @@ class _Echo:
 def test_on_store_is_firstresult(pm: Any, db: Path) -> None:
     plugin = pm.get_plugin("user-plugin")
     with Memory(db, pm=pm) as memory:
-        taken = pm.hook.on_store(text="routed elsewhere", type="note", metadata={"route": "plugin"}, memory=memory)
+        taken = pm.hook.on_store(text="routed elsewhere", type="note", metadata={"route": "plugin"}, memory=memory, created_at=None)
         assert taken == -1 and plugin.stored == ["routed elsewhere"]
         assert list(memory.export()) == []  # crib's implementation never ran
         entry_id = pm.hook.on_store(
-            text="Kept <memory-context>recalled</memory-context> in crib.", type="note", metadata={}, memory=memory
+            text="Kept <memory-context>recalled</memory-context> in crib.", type="note", metadata={}, memory=memory,
+            created_at="2026-01-02T03:04:05Z",
         )
         assert isinstance(entry_id, int) and entry_id > 0
         assert memory.entry(entry_id).content == "Kept in crib."  # injected blocks stripped first
+        assert memory.entry(entry_id).created_at == "2026-01-02T03:04:05Z"
 
 
 def test_on_response_wrapper_scrubs_what_another_impl_returned(pm: Any) -> None:
