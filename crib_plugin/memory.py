@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from .channels.base import index_entry
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
 from .fusion import fit_budget
@@ -308,6 +309,7 @@ class Memory:
                 else:
                     store.queue_embedding(entry_id, self.embedder_name(), "; ".join(notes) or "embedder unavailable")
                 fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=str(item.created_at), entry_type=item.type)
+                index_entry(self, Entry(entry_id, item.type, item.content, str(item.created_at), item.metadata), item_notes)
             reports[index] = WriteReport(entry_id, embedded=vectors is not None, facts=len(fact_ids), notes=item_notes)
         if vectors and store.get_setting("embedder") is None:
             store.set_setting("embedder", self.embedder_name())

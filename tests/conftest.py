@@ -62,6 +62,22 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 
 @pytest.fixture
+def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
+    """The shared fake embedder (``tests/fake_embedder.py``), registered as a plugin named ``fake``
+    on the process-wide plugin manager and selected with ``CRIB_EMBEDDER=fake``; removed afterwards."""
+    from fake_embedder import FakeEmbedder, FakeEmbedderPlugin
+
+    from crib_plugin.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    plugin = FakeEmbedderPlugin()
+    pm.register(plugin, name="fake-embedder")
+    monkeypatch.setenv("CRIB_EMBEDDER", "fake")
+    yield FakeEmbedder
+    pm.unregister(plugin)
+
+
+@pytest.fixture
 def db(clean_env: Path) -> Path:
     return clean_env
 

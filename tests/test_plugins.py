@@ -20,6 +20,7 @@ from typing import Any
 
 import apsw
 import pytest
+from fake_embedder import FakeEmbedder
 
 from crib_plugin import Memory, ResponseStream, Session, hookimpl
 from crib_plugin.plugins import Registry, new_plugin_manager
@@ -128,12 +129,6 @@ def test_crib_load_plugins_names_the_distribution(crib: Any, plugin_site: Path, 
 # -- hook semantics, in process ------------------------------------------------------------------
 
 
-class ToyEmbedder:
-    name = "toy"
-    model = "toy"
-    dim = 3
-
-
 class UserPlugin:
     """A plugin object overriding a built-in channel and embedder, and implementing the three hooks."""
 
@@ -142,7 +137,7 @@ class UserPlugin:
 
     @hookimpl
     def register_embedders(self, register: Any) -> None:
-        register("minilm", ToyEmbedder)
+        register("minilm", FakeEmbedder)
 
     @hookimpl
     def register_channels(self, register: Any) -> None:
@@ -177,7 +172,7 @@ def pm() -> Any:
 
 def test_user_plugin_overrides_trylast_builtins(pm: Any) -> None:
     reg = Registry.collect(pm)
-    assert isinstance(reg.make("embedders", "minilm"), ToyEmbedder)
+    assert isinstance(reg.make("embedders", "minilm"), FakeEmbedder)
     assert type(reg.channels["fts"]).__name__ == "Fts"
     assert {"vector", "facts"} <= set(reg.channels)  # the other built-ins are still there
     # Without the user plugin the built-ins serve those names.
