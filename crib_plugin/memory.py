@@ -130,7 +130,7 @@ class Memory:
         """
         from . import prefetch
 
-        if self._embedder is not None:
+        if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
             return False
@@ -139,6 +139,11 @@ class Memory:
         else:
             self._embedder = prefetch.attach(worker, self, give_up_at=give_up_at)
         return self._embedder is not None
+
+    def _embedding_needed(self) -> bool:
+        """Whether a selected channel asks for the prompt's embedding (``needs_embedding``)."""
+        names = self.settings.channels or list(self.registry.channels)
+        return any(getattr(self.registry.channels.get(n), "needs_embedding", False) for n in names)
 
     def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
         """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
@@ -186,8 +191,10 @@ class Memory:
         return vector_gate(self) - FLOOR_BELOW_GATE
 
     def channel_weights(self) -> dict[str, float]:
+        """Fusion weights: each channel's own ``weight`` (default 1.0), then the store's overrides."""
+        weights = {name: float(getattr(ch, "weight", 1.0)) for name, ch in self.registry.channels.items()}
         raw = self.store.get_setting("fusion_weights")
-        return json.loads(raw) if raw else {}
+        return {**weights, **(json.loads(raw) if raw else {})}
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""

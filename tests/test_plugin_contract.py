@@ -335,3 +335,36 @@ def test_hooks_are_all_covered_here() -> None:
     source = Path(__file__).read_text(encoding="utf-8")
     assert all(f"def {hook}(" in source for hook in HOOKS)
     assert sys.modules[__name__] is not None
+
+
+# -- the pipeline asks channels, not names ---------------------------------------------------------
+
+
+def test_fusion_weight_gate_role_and_embedding_need_are_asked_of_the_channel(db: Path, global_plugin: Any) -> None:
+    from crib_plugin.relevance import _gate_role
+
+    class Declared(TagChannel):
+        name = "declared"
+        weight = 0.25
+        gate = "similarity"
+        needs_embedding = True
+
+    class Plugin:
+        @hookimpl
+        def register_channels(self, register: Any) -> None:
+            register(Declared())
+
+    with Memory(db) as memory:
+        memory.write("anything")
+        assert memory.channel_weights() == {"fts": 1.0, "vector": 1.0, "facts": 1.0}
+        global_plugin(Plugin(), "declared")
+        global_plugin(TagPlugin(), "tags")
+        assert memory.channel_weights()["declared"] == 0.25 and memory.channel_weights()["tagged"] == 1.0
+        memory.store.set_setting("fusion_weights", json.dumps({"declared": 2.0}))
+        assert memory.channel_weights()["declared"] == 2.0  # a calibrated override still wins
+        assert [_gate_role(memory, n) for n in ("vector", "fts", "facts", "declared", "tagged")] == [
+            "similarity", "coverage", "match", "similarity", "match"]
+        memory.settings.channels = ["tagged"]
+        assert not memory._embedding_needed()
+        memory.settings.channels = ["tagged", "declared"]
+        assert memory._embedding_needed()

@@ -26,6 +26,22 @@ class Channel(Protocol):
         ...
 
 
+#: How the relevance gate reads a channel's result (a channel's optional ``gate`` attribute):
+#: ``similarity`` — its top score against the store's calibrated gate (crib's vector channel);
+#: ``coverage`` — the share of the prompt's terms its top hits contain (crib's full text);
+#: ``match`` — any hit that passed the channel's own floor opens the gate (facts, and the
+#: default for a channel without the attribute). Other optional attributes the pipeline asks
+#: for: ``weight`` (its fusion weight, default 1.0), ``needs_embedding`` (run last, and the
+#: prefetch worker is kept only when a selected channel has it).
+GATE_ROLES = ("similarity", "coverage", "match")
+
+
+def channel_attr(memory: "Memory", name: str, attr: str, default: Any) -> Any:
+    """What a registered channel declares about itself (``default`` if not, or if unknown)."""
+    channel = memory.registry.channels.get(name)
+    return getattr(channel, attr, default) if channel is not None else default
+
+
 class IndexingChannel(Channel, Protocol):
     """A channel that also indexes on write: ``index`` is called for every entry crib stores.
 
