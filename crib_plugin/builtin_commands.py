@@ -3,6 +3,7 @@
 Registered ``trylast`` (as datasette registers its built-ins), so a plugin's command of the same
 name — added first — wins:
 
+- ``crib calibrate``, ``crib eval``, ``crib eval-noanswer`` (defined in :mod:`crib_plugin.cli`).
 - ``crib config [--json]``: every setting, its effective value and where it came from.
 - ``crib plugins [--json]``: every loaded plugin with its version and the hooks it implements.
 """
@@ -20,8 +21,10 @@ if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on
 
 @hookimpl(trylast=True)
 def register_commands(cli: click.Group) -> None:
-    for command in _commands():
-        if command.name not in cli.commands:
+    from .cli import REGISTERED_COMMANDS
+
+    for command in [*REGISTERED_COMMANDS, *_commands()]:
+        if command.name not in cli.commands:  # a plugin's command of the same name came first
             cli.add_command(command)
 
 
@@ -51,11 +54,12 @@ def config_command(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    values = ["—" if r["value"] is None else _plain(r["value"]) for r in rows]
     width = max(len(r["variable"]) for r in rows)
-    for row in rows:
-        value = "—" if row["value"] is None else _plain(row["value"])
+    value_width = min(40, max(len(v) for v in values))
+    for row, value in zip(rows, values):
         where = row["source"] + (f" ({row['file']})" if row["file"] else "")
-        click.echo(f"{row['variable']:<{width}}  {value}  [{where}]")
+        click.echo(f"{row['variable']:<{width}}  {value:<{value_width}}  [{where}]")
     click.echo(f"\nfiles: project {project_config_file().resolve()}, user {user_config_file()}")
 
 

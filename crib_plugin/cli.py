@@ -262,7 +262,7 @@ def scrub() -> None:
             break
 
 
-@cli.command()
+@click.command()  # added by crib's own register_commands (builtin_commands.py), as a plugin's would be
 @click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
 @click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
 def calibrate(dry_run: bool, reset: bool) -> None:
@@ -277,7 +277,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
         click.echo(json.dumps(run_calibration(memory, write=not dry_run), indent=2))
 
 
-@cli.command(name="eval")
+@click.command(name="eval")  # added through register_commands
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
@@ -336,7 +336,7 @@ def hook_session_start() -> None:
     sys.exit(run_hook(SESSION_START))
 
 
-@cli.command(name="eval-noanswer")
+@click.command(name="eval-noanswer")  # added through register_commands
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the LoCoMo stores even if cached.")
@@ -358,6 +358,11 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
     click.echo(results.table(offenders=offenders))
     if json_out:
         noanswer.write_json(results, json_out)
+
+
+#: crib's commands that are not part of the core group: :mod:`crib_plugin.builtin_commands` adds
+#: them through the ``register_commands`` hook, ``trylast``, exactly as a third party's.
+REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer)
 
 
 def _load_plugin_commands() -> None:

@@ -368,3 +368,29 @@ def test_fusion_weight_gate_role_and_embedding_need_are_asked_of_the_channel(db:
         assert not memory._embedding_needed()
         memory.settings.channels = ["tagged", "declared"]
         assert memory._embedding_needed()
+
+
+def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_may_replace_them(global_plugin: Any) -> None:
+    import click
+
+    from crib_plugin import cli as cli_module
+
+    for command in cli_module.REGISTERED_COMMANDS:
+        cli_module.cli.commands.pop(command.name or "", None)
+    core = set(cli_module.cli.commands)
+    assert not {"eval", "eval-noanswer", "calibrate"} & core  # not part of the core group
+
+    class Plugin:
+        @hookimpl
+        def register_commands(self, cli: click.Group) -> None:
+            @cli.command(name="calibrate")
+            def mine() -> None:
+                click.echo("plugin calibrate")
+
+    global_plugin(Plugin(), "calib")
+    app = cli_app()
+    assert {"eval", "eval-noanswer"} <= set(app.commands)
+    assert CliRunner().invoke(app, ["calibrate"]).output == "plugin calibrate\n"  # the plugin went first
+    app.commands.pop("calibrate")
+    get_plugin_manager().unregister(name="calib")
+    assert cli_app().commands["calibrate"] is cli_module.calibrate
