@@ -61,6 +61,20 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     ollama_probe.list_models.cache_clear()
 
 
+def assert_fts_ran(memory: Any, text: str) -> None:
+    """Recall ``text`` with the full-text channel only and fail unless that channel really ran.
+
+    ``memory.search`` cannot fail on an FTS5 error: ``recall.run_channel`` turns every exception
+    into ``ran=False``. This asks the channel's own report instead.
+    """
+    retrieval = memory.recall(text, channels=["fts"])
+    if not retrieval.query.text:
+        return  # nothing to search for: no channel runs, which is not an error
+    report = {c.channel: c for c in retrieval.channels}
+    assert "fts" in report, f"the fts channel did not run for {text!r}"
+    assert report["fts"].ran, f"the fts channel failed for {text!r}: {report['fts'].note}"
+
+
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
     """The shared fake embedder (``tests/fake_embedder.py``), registered as a plugin named ``fake``
