@@ -19,7 +19,7 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
-  (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
+  (:func:`crib_plugin.cli_io.log_failure`, ``crib.log`` beside the database).
 * **A wall-clock budget.** The work runs in a worker thread; after ``CRIB_HOOK_TIMEOUT`` seconds
   (default 2.0) the hook gives up, prints nothing and leaves with ``os._exit`` so a worker stuck in a
   socket read (Ollama hanging) or a C call cannot hold the process open. Python's own start-up
@@ -328,7 +328,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from .hotpath import log_failure
+        from .cli_io import log_failure
 
         log_failure("hook on_prompt plugin", exc)
         return []
@@ -387,7 +387,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
         except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
-            from .hotpath import log_failure
+            from .cli_io import log_failure
 
             log_failure("hook on_prompt plugin", exc)
             results = _builtin_only(memory.pm)(prompt=hook.prompt, session=session)
@@ -547,7 +547,7 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from .hotpath import log_failure
+    from .cli_io import log_failure
 
     log_failure(f"hook {event}", exc)
 

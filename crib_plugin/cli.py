@@ -16,8 +16,9 @@ from typing import Any, NoReturn
 
 import click
 
+from .cli_io import read_stdin
 from .errors import CribError, InputError
-from .hotpath import read_stdin, run_retrieve
+from .retrieve_command import run_retrieve
 
 log = logging.getLogger("crib")
 
