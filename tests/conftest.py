@@ -118,6 +118,39 @@ def run_crib(*args: str, input: str | None = None, env: dict[str, str] | None = 
     )
 
 
+def run_crib_in_process(*args: str, input: str | None = None, env: dict[str, str] | None = None,
+                        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The same command line through the same entry point (:func:`crib_plugin.hotpath.main`), in
+    this process with click's test isolation (stdin, stdout, stderr and ``env`` swapped in):
+    tens of milliseconds instead of a fresh interpreter. ``timeout`` is accepted for the same
+    signature. The Claude Code hooks may leave with ``os._exit`` on a timeout, so they always run
+    in a fresh process (:func:`run_crib`)."""
+    if args[:1] == ("hook",):
+        return run_crib(*args, input=input, env=env, timeout=timeout)
+    from click.testing import CliRunner
+
+    from crib_plugin.hotpath import main
+
+    code = 0
+    with CliRunner().isolation(input=input, env=env) as streams:
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        sys.stdout.flush()  # the isolation's text wrappers buffer
+        sys.stderr.flush()
+        out, err = streams[0].getvalue(), streams[1].getvalue()
+    return subprocess.CompletedProcess(list(args), code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
 @pytest.fixture
 def crib() -> Any:
+    """Run a ``crib`` command line in process (see :func:`run_crib_in_process`)."""
+    return run_crib_in_process
+
+
+@pytest.fixture
+def crib_cold() -> Any:
+    """Run ``crib`` in a fresh interpreter: for what only a cold process shows (start-up imports,
+    installed plugins' entry points, the launcher, ``os._exit``)."""
     return run_crib

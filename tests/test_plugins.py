@@ -40,6 +40,12 @@ def _pip(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture
+def crib(crib_cold: Any) -> Any:
+    """Installed plugins are found through entry points on a fresh interpreter's sys.path: cold."""
+    return crib_cold
+
+
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the installed example plugin (wheel built by pip, entry points and all).
