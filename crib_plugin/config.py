@@ -229,7 +229,16 @@ def specs() -> Iterator[tuple[str, Spec]]:
 
 
 def user_config_file() -> Path:
-    """``platformdirs.user_config_dir("crib")/config.toml`` (``~/.config/crib/config.toml`` on Linux)."""
+    """``platformdirs.user_config_dir("crib")/config.toml`` (``~/.config/crib/config.toml`` on Linux).
+
+    On Linux the XDG rule platformdirs applies is spelled out here, so the per-prompt path does not
+    import it (~3 ms); ``tests/test_config.py`` checks the two agree.
+    """
+    import sys
+
+    if sys.platform.startswith("linux"):
+        xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
+        return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE
     import platformdirs
 
     return Path(platformdirs.user_config_dir("crib")) / USER_FILE

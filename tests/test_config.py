@@ -148,3 +148,11 @@ def test_describe_and_crib_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("CRIB_BUDGET", "oops")
     broken = CliRunner().invoke(cli, ["config"])
     assert broken.exit_code == 1 and "CRIB_BUDGET must be an integer" in broken.output
+
+
+def test_the_user_file_is_where_platformdirs_says(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import platformdirs
+
+    for xdg in (str(tmp_path / "xdg"), ""):
+        monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
+        assert config.user_config_file() == Path(platformdirs.user_config_dir("crib")) / "config.toml"
