@@ -93,69 +93,14 @@ MAX_NAME_CHARS = 120
 # Words and stems
 # ----------------------------------------------------------------------------------------------
 
-# Imported lazily from query.py's list so the two notions of "content word" agree.
+# query.py's list (both take it from the leaf text module), so the two notions of "content word" agree.
 def _stop_words() -> frozenset[str]:
-    from .query import STOP_WORDS
+    from .text import STOP_WORDS
 
     return STOP_WORDS
 
 
-class _Tokenizers:
-    """SQLite's FTS5 ``unicode61`` and ``porter`` tokenizers, through a private in-memory apsw connection.
-
-    Using SQLite's own porter stemmer keeps the facts channel's notion of "the same word" identical
-    to the full-text channel's (``tokenize='porter unicode61 remove_diacritics 2'``). If apsw cannot
-    provide them (another binding), a small suffix stripper stands in.
-    """
-
-    def __init__(self) -> None:
-        self.conn: Any = None
-        self.plain: Any = None
-        self.porter: Any = None
-        self.query_flag = 0
-        try:
-            import apsw
-
-            self.conn = apsw.Connection(":memory:")
-            args = ["remove_diacritics", "2"]
-            self.plain = self.conn.fts5_tokenizer("unicode61", args)
-            self.porter = self.conn.fts5_tokenizer("porter", ["unicode61", *args])
-            self.query_flag = apsw.FTS5_TOKENIZE_DOCUMENT
-        except Exception:  # pragma: no cover - exercised only without apsw's FTS5 tokenizer API
-            self.plain = self.porter = None
-
-    def words(self, text: str) -> list[tuple[str, str]]:
-        """``(word, stem)`` pairs of ``text``: lower-cased, diacritics removed, porter-stemmed."""
-        if not text:
-            return []
-        if self.plain is None or self.porter is None:  # pragma: no cover - fallback path
-            return [(w, _fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
-        data = text.encode("utf-8")
-        plain = self.plain(data, self.query_flag, None)
-        stemmed = {start: token for start, _end, token in self.porter(data, self.query_flag, None)}
-        return [(token, stemmed.get(start, token)) for start, _end, token in plain]
-
-
-def _fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
-    for suffix in ("ational", "ations", "ation", "ingly", "edly", "ing", "ies", "ied", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
-            return word[: -len(suffix)] + ("i" if suffix in ("ies", "ied") else "")
-    return word
-
-
-_TOKENIZERS: _Tokenizers | None = None
-
-
-def _tok() -> _Tokenizers:
-    global _TOKENIZERS
-    if _TOKENIZERS is None:
-        _TOKENIZERS = _Tokenizers()
-    return _TOKENIZERS
-
-
-def stems(text: str) -> list[tuple[str, str]]:
-    """``(word, stem)`` pairs of ``text`` — the unit every fact lookup compares."""
-    return _tok().words(text)
+from .text import _fallback_stem, _tok, _Tokenizers, stems  # noqa: E402,F401 - moved to the leaf text module
 
 
 def _useful(word: str) -> bool:

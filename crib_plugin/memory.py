@@ -8,7 +8,6 @@ runs only the full-text channel never imports numpy's model code.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
@@ -68,7 +67,6 @@ class Memory:
         self.settings = settings or load_settings()
         self.path = Path(path) if path is not None else self.settings.db
         self.pm = pm or get_plugin_manager()
-        self.registry = registry(self.pm)
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
         self._store: Store | None = None
@@ -76,6 +74,11 @@ class Memory:
         self._extractor = extractor
         self.warnings: list[str] = []
         self.last_write: WriteReport | None = None
+
+    @property
+    def registry(self) -> Any:
+        """The plugin manager's registry, current: a plugin registered later is seen at once."""
+        return registry(self.pm)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -130,7 +133,7 @@ class Memory:
         """
         from . import prefetch
 
-        if self._embedder is not None:
+        if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
             return False
@@ -139,6 +142,11 @@ class Memory:
         else:
             self._embedder = prefetch.attach(worker, self, give_up_at=give_up_at)
         return self._embedder is not None
+
+    def _embedding_needed(self) -> bool:
+        """Whether a selected channel asks for the prompt's embedding (``needs_embedding``)."""
+        names = self.settings.channels or list(self.registry.channels)
+        return any(getattr(self.registry.channels.get(n), "needs_embedding", False) for n in names)
 
     def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
         """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
@@ -186,16 +194,18 @@ class Memory:
         return vector_gate(self) - FLOOR_BELOW_GATE
 
     def channel_weights(self) -> dict[str, float]:
-        return self.store.fusion_weights()
+        """Fusion weights: each channel's own ``weight`` (default 1.0), then the store's overrides."""
+        weights = {name: float(getattr(ch, "weight", 1.0)) for name, ch in self.registry.channels.items()}
+        return {**weights, **self.store.fusion_weights()}
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
-        wanted = (os.environ.get("CRIB_EXTRACTOR") or "auto").strip().lower()
+        wanted = self.settings.extractor
         if wanted != "auto":
             return wanted
         from .models.ollama_probe import ollama_has_model
 
-        model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+        model = self.settings.extraction_model
         return "ollama" if ollama_has_model(model) else "rules"
 
     def extractor(self) -> Any:

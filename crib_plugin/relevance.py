@@ -151,7 +151,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     Empty when the full-text channel did not run or found nothing. CJK prompts are measured by
     the share of their character bigrams an entry contains. A word matches in any of its forms.
     """
-    result = next((c for c in retrieval.channels if c.channel == "fts" and c.ran), None)
+    result = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "coverage" and c.ran), None)
     if result is None or not result.hits:
         return {}
     ids = [h.entry_id for h in result.hits[:TOP_HITS]]
@@ -174,9 +174,22 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     return coverage
 
 
+def _gate_role(memory: "Memory", name: str) -> str:
+    """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
+    from .channels.base import channel_attr
+
+    return str(channel_attr(memory, name, "gate", "match"))
+
+
+def _is_builtin(memory: "Memory", name: str) -> bool:
+    """Whether channel ``name`` is one of crib's own (only the reason text and ``facts`` flag differ)."""
+    channel = memory.registry.channels.get(name)
+    return type(channel).__module__.startswith("crib_plugin.") if channel is not None else False
+
+
 def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     """Open the gate when any channel's best evidence is strong enough (see module docstring)."""
-    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    vector = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "similarity" and c.ran), None)
     top = max((h.score for h in vector.hits), default=None) if vector else None
     gate = None
     if vector is not None:
@@ -190,14 +203,14 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     agreeing = [
         h.entry_id
         for h in (vector.hits if vector and floor is not None else [])
-        if h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
-    ]
-    facts = any(h.passed_floor for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits)
-    others = [
-        c for c in retrieval.channels if c.ran and c.channel not in ("vector", "fts", "facts") and any(h.passed_floor for h in c.hits)
+        if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
     ]
     window = _in_window(memory, retrieval, floor, per_entry)
     extra = vector_extras(retrieval, floor, memory.store.count_entries())
+    matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
+               and any(h.passed_floor for h in c.hits)]
+    facts = any(_is_builtin(memory, c.channel) for c in matched)
+    others = [c for c in matched if not _is_builtin(memory, c.channel)]
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")

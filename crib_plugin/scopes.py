@@ -95,13 +95,20 @@ def repo_root(cwd: Path | None = None) -> Path | None:
     return None
 
 
-def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """``CRIB_DB`` (unchanged meaning), else ``<repository root or cwd>/.state/crib/crib.db``."""
-    explicit = _env("CRIB_DB", environ)
-    if explicit:
-        return Path(explicit).expanduser()
+def repo_store(cwd: Path | None = None) -> Path:
+    """``<repository root or cwd>/.state/crib/crib.db``: the project store when nothing overrides it."""
     base = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
     return base / STATE_DIR / DB_NAME
+
+
+def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """``CRIB_DB`` (environment or config file; unchanged meaning), else :func:`repo_store`."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    if cwd is None or settings.source("db") != "default":
+        return settings.db
+    return repo_store(cwd)
 
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:

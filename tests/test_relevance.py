@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from crib_plugin.relevance import decide
-
 CODING = [
     "type=decision Chose SQLite for storage. Zero dependencies.",
     "type=error The task queue crashed when two workers claimed the same job; fixed with a row lock.",

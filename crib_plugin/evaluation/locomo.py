@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -59,9 +58,11 @@ class Conversation:
 
 def default_data_path() -> Path:
     """``CRIB_LOCOMO``, else ``../shared/eval/locomo/locomo10.json`` beside the checkout."""
-    env = os.environ.get("CRIB_LOCOMO")
-    if env:
-        return Path(env)
+    from ..config import get_settings
+
+    configured = get_settings().locomo
+    if configured:
+        return configured
     here = Path(__file__).resolve()
     for base in (Path.cwd(), *here.parents):
         candidate = base.parent / "shared" / "eval" / "locomo" / "locomo10.json"
@@ -154,7 +155,7 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
     if db.exists():
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
-    memory = Memory(db, settings=Settings(db=db))
+    memory = Memory(db, settings=Settings.for_eval(db))
     items = [
         NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
         for t in conv.turns
@@ -249,7 +250,7 @@ def evaluate(
     started = time.perf_counter()
     for conv in conversations:
         db = stores[conv.sample_id]
-        with Memory(db, settings=Settings(db=db), create=False) as memory:
+        with Memory(db, settings=Settings.for_eval(db), create=False) as memory:
             available = [c for c in channels if c in memory.registry.channels]
             for question in conv.questions[:limit_questions]:
                 query = prepare(question.question)

@@ -28,10 +28,9 @@ Environment variables honoured:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
-import math
-import os
 import time
 import urllib.error
 import urllib.parse
@@ -120,7 +119,11 @@ def ollama_host(host: str | None = None) -> str:
     ``0.0.0.0`` / ``::`` (which people set so the *server* listens everywhere) mean loopback for a client;
     a trailing slash is dropped. A non-numeric port raises ConfigError.
     """
-    raw = (host if host is not None else os.environ.get("OLLAMA_HOST", "")).strip()
+    if host is None:
+        from ..config import get_settings
+
+        host = get_settings().ollama_host or ""
+    raw = host.strip()
     if not raw:
         return DEFAULT_HOST
     scheme = "http"
@@ -159,16 +162,17 @@ def ollama_timeout(default: float) -> float:
     A value that is not a positive number is a configuration error (loud, rather than silently
     falling back to a timeout the user did not ask for).
     """
-    raw = os.environ.get("CRIB_OLLAMA_TIMEOUT", "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"CRIB_OLLAMA_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"CRIB_OLLAMA_TIMEOUT must be positive, got {raw!r}")
-    return value
+    from ..config import get_settings
+
+    value = get_settings().ollama_timeout
+    return default if value is None else float(value)
+
+
+def _configured(name: str) -> Any:
+    """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
+    from ..config import get_settings
+
+    return getattr(get_settings(), name)
 
 
 def _is_loopback(url: str) -> bool:
@@ -361,7 +365,7 @@ class OllamaEmbedder(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  batch_size: int = EMBED_BATCH) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_EMBEDDING_MODEL", "").strip() or DEFAULT_EMBEDDING_MODEL,
+            model or _configured("embedding_model") or DEFAULT_EMBEDDING_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EMBED_TIMEOUT),
         )
@@ -397,7 +401,7 @@ class OllamaEmbedder(_OllamaBase):
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            response = self._call("embed", lambda: self.client.embed(model=self.model, input=batch))
+            response = self._call("embed", functools.partial(self.client.embed, model=self.model, input=batch))
             vectors = response.embeddings
             if vectors is None or len(vectors) != len(batch):
                 got = 0 if vectors is None else len(vectors)
@@ -557,7 +561,7 @@ class OllamaExtractor(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  max_facts: int = MAX_FACTS) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_EXTRACTION_MODEL", "").strip() or DEFAULT_EXTRACTION_MODEL,
+            model or _configured("extraction_model") or DEFAULT_EXTRACTION_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EXTRACT_TIMEOUT),
         )
@@ -646,7 +650,7 @@ class OllamaReranker(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  workers: int = RERANK_WORKERS) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_RERANK_MODEL", "").strip() or DEFAULT_RERANK_MODEL,
+            model or _configured("rerank_model") or DEFAULT_RERANK_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(RERANK_TIMEOUT),
         )

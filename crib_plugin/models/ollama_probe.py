@@ -28,4 +28,4 @@ def list_models(host: str, timeout: float = 0.5) -> tuple[str, ...] | None:
 def ollama_has_model(model: str, host: str | None = None) -> bool:
     """True when Ollama answers and serves ``model`` (``name`` or ``name:latest``)."""
     names = list_models(host or ollama_host())
-    return bool(names) and model_available(model, names)
+    return bool(names) and model_available(model, names or ())

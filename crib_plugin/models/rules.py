@@ -615,7 +615,7 @@ def _rule_attribute(text: str) -> list[Triple] | None:
         attr = normalise_predicate(match.group("attr"))
         raw = match.group("value").strip()
         value = _object(raw)
-        plain_word = bool(value) and len(value.split()) == 1 and value.casefold() not in VAGUE
+        plain_word = bool(value and len(value.split()) == 1 and value.casefold() not in VAGUE)
         if not owner or not attr or not value or not (plain_word or _noun_phrase(raw)) or len(attr.split("_")) > 3:
             return None
         return [Triple(owner, attr, value)]

@@ -67,11 +67,11 @@ class _FetchError(Exception):
 def default_cache_dir() -> Path:
     """The models cache root: ``$CRIB_MODEL_DIR``, else ``$XDG_CACHE_HOME/crib/models``, else
     ``~/.cache/crib/models``."""
-    env = os.environ.get("CRIB_MODEL_DIR")
-    if env:
-        return Path(env).expanduser()
-    from ..config import user_cache_root
+    from ..config import setting_value, user_cache_root
 
+    configured = setting_value("model_dir")
+    if configured:
+        return Path(configured)
     return user_cache_root() / "models"
 
 

@@ -73,7 +73,9 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    override = os.environ.get("CRIB_VEC_EXTENSION")
+    from ..config import setting_value
+
+    override = setting_value("vec_extension")
     if override:
         return override
     spec = importlib.util.find_spec("sqlite_vec")
@@ -416,7 +418,7 @@ class SQLiteStore(AdminMixin, FactsMixin):
                 [*types, limit],
             )
         else:
-            where = f" WHERE superseded_by IS NULL" if current_only else ""
+            where = " WHERE superseded_by IS NULL" if current_only else ""
             rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries{where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
         return [_row_to_entry(r) for r in rows]
 
@@ -685,24 +687,6 @@ class SQLiteStore(AdminMixin, FactsMixin):
         """Queued work per kind: ``embedding:<space>`` and ``extraction`` (for ``crib doctor``)."""
         rows = self.execute("SELECT space, count(*) FROM pending_embeddings GROUP BY space ORDER BY space")
         return {("extraction" if space == EXTRACT_QUEUE else f"embedding:{space}"): int(n) for space, n in rows}
-
-    # -- supersession (migration 4) ----------------------------------------------------------
-
-    def supersede_entry(self, old_id: int, new_id: int) -> None:
-        """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
-        self._forget_reads()
-        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
-
-    def successor_of(self, entry_id: int) -> int | None:
-        """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced it."""
-        current, seen = entry_id, {entry_id}
-        while True:
-            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
-            nxt = rows[0][0] if rows else None
-            if nxt is None or int(nxt) in seen:
-                return None if current == entry_id else current
-            current = int(nxt)
-            seen.add(current)
 
 
 def sqlite_capabilities() -> dict[str, Any]:
