@@ -536,7 +536,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
         try:
             global_prefs, global_rest = _standing_of(other, "global")
         except Exception as exc:  # the global store must never break the project's session start
-            from .hotpath import log_failure
+            from .cli_io import log_failure
 
             log_failure("global store", exc)
             global_prefs, global_rest = [], []

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -473,3 +474,21 @@ def readme_table() -> str:
     for _, spec in specs():
         lines.append(f"| `{spec.var}` | `{spec.key}` | {spec.shown_default} | {spec.doc} |")
     return "\n".join(lines)
+
+
+@contextmanager
+def overriding(var: str, value: str | None) -> Iterator[None]:
+    """The environment variable ``var`` set to ``value`` for the duration, then restored (``None``:
+    left as it is). For measurements that pin a setting, such as ``CRIB_NOW`` in an evaluation."""
+    if value is None:
+        yield
+        return
+    previous = os.environ.get(var)
+    os.environ[var] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = previous

@@ -207,7 +207,8 @@ def test_a_template_that_overflows_the_cap_drops_items_until_it_fits(crib: Any, 
             '<memory-context context_time="{{ context_time }}">\n' + "p" * padding +
             '\n{% include "_items.md.j2" %}\n</memory-context>\n'
         )
-        result = crib("hook", "user-prompt-submit", input=ups(session), env={**SLOW_OK, "CRIB_TEMPLATES": str(templates)})
+        prompt = "how is the SQLite storage set up: WAL mode, dependencies?"  # both entries bear on it
+        result = crib("hook", "user-prompt-submit", input=ups(session, prompt=prompt), env={**SLOW_OK, "CRIB_TEMPLATES": str(templates)})
         assert result.returncode == 0
         return context_of(result.stdout) if result.stdout else ""
 

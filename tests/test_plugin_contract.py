@@ -213,7 +213,7 @@ def test_crib_plugins_lists_name_version_and_hooks(global_plugin: Any) -> None:
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.output)}
     assert rows["tags"]["hooks"] == ["register_channels"]
-    assert rows["crib_plugin.builtin_hooks"]["hooks"] == ["on_prompt", "on_response", "on_store"]
+    assert rows["crib_plugin.builtin_hooks"]["hooks"] == ["on_prompt", "on_response", "on_store", "register_types"]
     assert rows["crib_plugin.builtin_hooks"]["version"]
     implemented = {h for r in rows.values() for h in r["hooks"]}
     assert HOOKS <= implemented  # the built-ins implement every hook
@@ -281,12 +281,12 @@ def test_crib_scrub_goes_through_on_response(global_plugin: Any, monkeypatch: py
     class Plugin:
         @hookimpl
         def on_response(self, chunk: str, stream: Any) -> str:
-            return chunk.upper()
+            return chunk.replace("there", "THERE")
 
     global_plugin(Plugin(), "shout")
-    result = CliRunner().invoke(cli_app(), ["scrub"], input="hi <memory>secret</memory> there")
+    result = CliRunner().invoke(cli_app(), ["scrub"], input='hi <memory context_time="t">secret</memory> there')
     assert result.exit_code == 0
-    assert "SECRET" not in result.output and result.output.replace("  ", " ") == "HI THERE"
+    assert "secret" not in result.output and result.output.replace("  ", " ") == "hi THERE"
 
 
 def test_the_prompt_hook_goes_through_on_prompt(db: Path, global_plugin: Any) -> None:
