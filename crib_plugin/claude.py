@@ -254,7 +254,7 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
-        from .scopes import prepare_store_dir
+        from .store.dirs import prepare_store_dir
 
         prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
