@@ -253,7 +253,7 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
-        from .scopes import prepare_store_dir
+        from .store.dirs import prepare_store_dir
 
         prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -704,13 +704,18 @@ def run_hook(
         _log(event, box["error"])
         return 0
     result: HookResult | None = box.get("result")
-    if result is None:
-        return 0
+    if result is not None:
+        _emit(event, result, stdout)
+    return 0
+
+
+def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
+    """Print a finished hook's JSON and save its session record; each failure is logged, never raised."""
     try:
         text = result.output()
     except HookError as exc:
         _log(event, exc)
-        return 0
+        return
     try:
         result.commit()
     except Exception as exc:  # the answer is still right; at worst it is repeated later
@@ -720,7 +725,6 @@ def run_hook(
         stdout.flush()
     except (OSError, ValueError) as exc:
         _log(event, exc)
-    return 0
 
 
 def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from .errors import InputError
+from .store.dirs import STATE_DIR
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
 
 SCOPES = ("project", "global")
-STATE_DIR = Path(".state") / "crib"
 DB_NAME = "crib.db"
-GITIGNORE = "# crib's memory store: never committed\n*\n"
 
 
 @dataclass(frozen=True)
@@ -143,23 +142,6 @@ def scope_path(scope: str, cwd: Path | None = None) -> Path:
 def stores_in_use(cwd: Path | None = None) -> list[Scope]:
     """Project then global, whether or not their files exist yet (retrieval reads them in this order)."""
     return [Scope("project", project_db(cwd)), Scope("global", global_db())]
-
-
-def prepare_store_dir(db: Path) -> None:
-    """Create the store's folder; inside a ``.state/crib`` folder, add a ``.gitignore`` holding ``*``
-    so the store (and crib's logs and session files beside it) is never committed.
-
-    Only crib's own folder gets one: a ``CRIB_DB`` pointing into a user's folder is left alone.
-    """
-    folder = db.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    if folder.name == STATE_DIR.name and folder.parent.name == STATE_DIR.parent.name:
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            try:
-                ignore.write_text(GITIGNORE, encoding="utf-8")
-            except OSError:  # a read-only folder still gets its store; git may show it
-                pass
 
 
 def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None = None, readonly: bool = False) -> "Memory":

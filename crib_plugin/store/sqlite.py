@@ -816,7 +816,7 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         if not create or readonly:
             raise StoreError(f"no crib database at {path}")
         try:
-            from ..scopes import prepare_store_dir
+            from .dirs import prepare_store_dir
 
             prepare_store_dir(path)  # the folder, and a .gitignore inside .state/crib
             _create_atomically(path, timeout)
