@@ -123,7 +123,7 @@ def write_prepared(
     *,
     dedupe: bool = True,
     extract: bool = True,
-    batch: int = WRITE_BATCH,
+    batch: int | None = None,
     on_progress: Progress | None = None,
     audit: str | None = "write",
 ) -> list["WriteReport"]:
@@ -137,6 +137,7 @@ def write_prepared(
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
+    batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []

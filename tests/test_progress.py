@@ -53,9 +53,9 @@ def test_crib_progress_0_silences_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_import_draws_a_moving_bar_on_a_terminal(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import memory as memory_module
+    from crib_plugin import writepath
 
-    monkeypatch.setattr(memory_module, "IMPORT_CHUNK", 8)
+    monkeypatch.setattr(writepath, "WRITE_BATCH", 8)  # four batches: the bar moves four times
     master, slave = pty.openpty()
     records = [{"content": f"Service {i} listens on port {8000 + i} and logs to /var/log/svc{i}.log"} for i in range(32)]
     with os.fdopen(slave, "w", encoding="utf-8", closefd=True) as terminal:
