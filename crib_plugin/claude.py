@@ -366,7 +366,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from .cli_io import log_failure
+        from .faillog import log_failure
 
         log_failure("hook on_prompt plugin", exc)
         return []
@@ -433,7 +433,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
         except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
-            from .cli_io import log_failure
+            from .faillog import log_failure
 
             log_failure("hook on_prompt plugin", exc)
             results = _builtin_only(memory.pm)(prompt=hook.prompt, session=session)
@@ -536,7 +536,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
         try:
             global_prefs, global_rest = _standing_of(other, "global")
         except Exception as exc:  # the global store must never break the project's session start
-            from .cli_io import log_failure
+            from .faillog import log_failure
 
             log_failure("global store", exc)
             global_prefs, global_rest = [], []
@@ -645,7 +645,7 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from .cli_io import log_failure
+    from .faillog import log_failure
 
     log_failure(f"hook {event}", exc)
 
