@@ -64,7 +64,8 @@ def parse_batch(raw: str) -> DisplayBatch | None:
 
 def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     """Where partial-tag state is kept (see the module docstring)."""
-    from .claude import HookInput, resolve_db, sessions_dir
+    from .claude.input import HookInput, resolve_db
+    from .claude.state import sessions_dir
 
     db = resolve_db(HookInput(event="message-display", cwd=batch.cwd), environ)
     folder = sessions_dir(db)
@@ -76,7 +77,7 @@ def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
 
 
 def state_file(folder: Path, batch: DisplayBatch) -> Path:
-    from .claude import sanitise_session_id
+    from .claude.state import sanitise_session_id
 
     session = sanitise_session_id(batch.session_id) or "nosession"
     return folder / f"{session}--{sanitise_session_id(batch.message_id)}.json"
