@@ -96,7 +96,7 @@ def inputs() -> dict[str, bytes]:
 
 
 def crib() -> list[str]:
-    return [sys.executable, "-c", "from crib_plugin.hotpath import main; main()"]
+    return [sys.executable, "-c", "from crib_plugin.cli.hotpath import main; main()"]
 
 
 def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bool, bool]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on
 
 @hookimpl(trylast=True)
 def register_commands(cli: click.Group) -> None:
-    from .cli import REGISTERED_COMMANDS
+    from .cli.registered import REGISTERED_COMMANDS
 
     for command in [*REGISTERED_COMMANDS, *_commands()]:
         if command.name not in cli.commands:  # a plugin's command of the same name came first

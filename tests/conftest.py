@@ -124,7 +124,7 @@ def run_crib(*args: str, input: str | None = None, env: dict[str, str] | None = 
 
 def run_crib_in_process(*args: str, input: str | None = None, env: dict[str, str] | None = None,
                         timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The same command line through the same entry point (:func:`crib_plugin.hotpath.main`), in
+    """The same command line through the same entry point (:func:`crib_plugin.cli.hotpath.main`), in
     this process with click's test isolation (stdin, stdout, stderr and ``env`` swapped in):
     tens of milliseconds instead of a fresh interpreter. ``timeout`` is accepted for the same
     signature. The Claude Code hooks may leave with ``os._exit`` on a timeout, so they always run
@@ -133,7 +133,7 @@ def run_crib_in_process(*args: str, input: str | None = None, env: dict[str, str
         return run_crib(*args, input=input, env=env, timeout=timeout)
     from click.testing import CliRunner
 
-    from crib_plugin.hotpath import main
+    from crib_plugin.cli.hotpath import main
 
     code = 0
     with CliRunner().isolation(input=input, env=env) as streams:

@@ -245,7 +245,7 @@ def test_crib_write_goes_through_on_store(db: Path, global_plugin: Any) -> None:
 
 
 def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hotpath import run_retrieve
+    from crib_plugin.cli.hotpath import run_retrieve
 
     class Plugin:
         @hookimpl
@@ -263,7 +263,7 @@ def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, caps
 
 def test_crib_retrieve_reports_a_failure_of_cribs_on_prompt(db: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hotpath import run_retrieve
+    from crib_plugin.cli.hotpath import run_retrieve
 
     with Memory(db) as memory:
         memory.write("Chose SQLite for storage.")
@@ -374,6 +374,7 @@ def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_
     import click
 
     from crib_plugin import cli as cli_module
+    from crib_plugin.cli import registered  # noqa: F401 - cli_module.registered below
 
     for command in cli_module.REGISTERED_COMMANDS:
         cli_module.cli.commands.pop(command.name or "", None)
@@ -393,4 +394,4 @@ def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_
     assert CliRunner().invoke(app, ["calibrate"]).output == "plugin calibrate\n"  # the plugin went first
     app.commands.pop("calibrate")
     get_plugin_manager().unregister(name="calib")
-    assert cli_app().commands["calibrate"] is cli_module.calibrate
+    assert cli_app().commands["calibrate"] is cli_module.registered.calibrate

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import sys
 
-from .faillog import log_failure  # noqa: F401 - re-exported: every entry point logs through here
+from ..faillog import log_failure  # noqa: F401 - re-exported: every entry point logs through here
 
 
 def read_stdin() -> str:
     """A prompt from stdin: at most ``MAX_HOOK_STDIN_BYTES``, invalid UTF-8 replaced (never an error)."""
-    from .limits import MAX_HOOK_STDIN_BYTES
+    from ..limits import MAX_HOOK_STDIN_BYTES
 
     if sys.stdin is None or sys.stdin.closed:
         return ""
@@ -32,8 +32,8 @@ def read_stdin() -> str:
 def read_stdin_text() -> str:
     """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
     the longest entry could need (InputError past it, before reading gigabytes)."""
-    from .errors import InputError
-    from .limits import MAX_ENTRY_CHARS, decode_input
+    from ..errors import InputError
+    from ..limits import MAX_ENTRY_CHARS, decode_input
 
     if sys.stdin is None or sys.stdin.closed:
         return ""

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import sys
 
-from .cli_io import log_failure
+from .io import log_failure
 
 
 def prompt_from_input(raw: str) -> str:
     """Plain text, or Claude Code's hook JSON with a ``prompt`` field; bounded (:func:`bound_prompt`)."""
-    from .limits import bound_prompt
+    from ..limits import bound_prompt
 
     text = raw.strip()
     if text.startswith("{"):
@@ -39,19 +39,19 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         text = prompt_from_input(raw)
         if not text:
             return
-        from .config import load_settings
-        from .prefetch import fork_for
+        from ..config import load_settings
+        from ..prefetch import fork_for
 
         settings = load_settings()
-        from .scoped import open_reading
+        from ..scoped import open_reading
 
         opened = open_reading(settings)  # the project store, else the global one, else nothing
         if opened is None:
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
-            from .render import FORMATS
-            from .session import Session
+            from ..render import FORMATS
+            from ..session import Session
 
             memory, scope = opened
             with memory:
@@ -66,7 +66,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
                     if not result.ran:  # a failing model is said, not swallowed
                         print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
                 if explain and session.retrieval is not None:
-                    from .explain import explain_text
+                    from ..explain import explain_text
 
                     print(explain_text(session.retrieval), file=sys.stderr)
         finally:

@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from .errors import InputError
+from ..errors import InputError
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
 
 def _open(scope: str, create: bool = False) -> Any:
-    from .scopes import open_scope
+    from ..scopes import open_scope
 
     return open_scope(scope, create=create)
 
@@ -39,7 +39,7 @@ def _line(row: dict[str, Any], width: int = 100) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of the stores.")
 def where(as_json: bool) -> None:
     """Print the stores in use (project, then global): path, whether it exists, entry count."""
-    from .scopes import stores_in_use
+    from ..scopes import stores_in_use
 
     rows = []
     for scope in stores_in_use():
@@ -66,7 +66,7 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
-    from .manage import list_scoped
+    from ..manage import list_scoped
 
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
     if as_json:
@@ -82,7 +82,7 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
-    from .manage import show_entry
+    from ..manage import show_entry
 
     with _open(scope) as memory:
         data = show_entry(memory, entry_id)
@@ -123,8 +123,8 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
-    from .manage import stats as store_stats
-    from .scopes import SCOPES, scope_path
+    from ..manage import stats as store_stats
+    from ..scopes import SCOPES, scope_path
 
     out: dict[str, Any] = {}
     for name in SCOPES if scope == "all" else (scope,):
@@ -159,8 +159,8 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
-    from .manage import forget as forget_ids
-    from .manage import iter_ids, preview_forget
+    from ..manage import forget as forget_ids
+    from ..manage import iter_ids, preview_forget
 
     ids = list(iter_ids(entry_ids))
     if not ids and not query:
@@ -195,8 +195,8 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
-    from .cli_io import read_stdin
-    from .manage import correct as correct_entry
+    from ..manage import correct as correct_entry
+    from .io import read_stdin
 
     new_text = text if text is not None else read_stdin()
     if not new_text.strip():
@@ -213,8 +213,8 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
-    from .manage import audit_log
-    from .scopes import scope_path
+    from ..manage import audit_log
+    from ..scopes import scope_path
 
     if not scope_path(scope).exists():
         rows: list[dict[str, Any]] = []

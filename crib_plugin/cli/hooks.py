@@ -1,0 +1,59 @@
+"""``crib hook …``: the Claude Code hooks (they always exit 0; a usage error would erase the prompt)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+_HOOK_CONTEXT = {"ignore_unknown_options": True, "allow_extra_args": True}  # never a usage error (exit 2)
+
+
+class HookGroup(click.Group):
+    """``crib hook …`` never ends in a usage error: exit 2 from a hook would erase the user's prompt."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            click.echo(f"crib: {exc.format_message()}", err=True)
+            sys.exit(0)
+
+
+@click.group(cls=HookGroup, invoke_without_command=True)
+@click.pass_context
+def hook(ctx: click.Context) -> None:
+    """Claude Code hooks: the hook's JSON on stdin, `hookSpecificOutput` JSON (or nothing) on stdout.
+
+    Always exit 0, within CRIB_HOOK_TIMEOUT seconds (default 2); failures go to crib.log.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help(), err=True)
+
+
+@hook.command("user-prompt-submit", context_settings=_HOOK_CONTEXT)
+def hook_user_prompt_submit() -> None:
+    """UserPromptSubmit: relevant memories not yet injected in this session, as additionalContext."""
+    from ..claude import USER_PROMPT_SUBMIT, run_hook
+
+    sys.exit(run_hook(USER_PROMPT_SUBMIT))
+
+
+@hook.command("session-start", context_settings=_HOOK_CONTEXT)
+def hook_session_start() -> None:
+    """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
+    from ..claude import SESSION_START, run_hook
+
+    sys.exit(run_hook(SESSION_START))
+
+
+@hook.command("message-display", context_settings=_HOOK_CONTEXT)
+def hook_message_display() -> None:
+    """MessageDisplay: remove memory blocks from assistant text as it is shown (state per message_id)."""
+    from ..display import run_message_display
+
+    sys.exit(run_message_display(sys.stdin, sys.stdout))
+
+
+COMMANDS: tuple[click.Command, ...] = (hook,)
