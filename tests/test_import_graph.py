@@ -132,7 +132,7 @@ def test_the_two_small_cycles_are_gone() -> None:
     graph = import_graph()
     assert "crib_plugin.hotpath" not in graph["crib_plugin.claude"] | graph["crib_plugin.cli"]
     assert "crib_plugin.query" not in graph["crib_plugin.facts"]
-    assert graph["crib_plugin.cli_io"] <= {"crib_plugin.config", "crib_plugin.timeutil"}
+    assert graph["crib_plugin.cli_io"] <= {"crib_plugin.config", "crib_plugin.timeutil", "crib_plugin.limits", "crib_plugin.errors"}
     assert graph["crib_plugin.text"] == set()  # a leaf
 
 
