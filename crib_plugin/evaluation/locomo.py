@@ -148,13 +148,14 @@ def data_fingerprint(path: Path) -> str:
 
 def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress: Callable[[str], None] | None = None) -> Any:
     """Write a conversation's turns into a new store at ``db`` through ``Memory.write_many``."""
-    from ..config import Settings
+    from ..config import Settings, load_settings
     from ..memory import Memory, NewEntry
 
     if db.exists():
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
-    memory = Memory(db, settings=Settings(db=db))
+    # CRIB_EMBEDDER picks the embedder, as the store's cache path (store_path) already assumes
+    memory = Memory(db, settings=Settings(db=db, embedder=load_settings().embedder))
     items = [
         NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
         for t in conv.turns
