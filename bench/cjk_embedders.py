@@ -17,7 +17,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from test_e5 import CJK_QUERIES, STORE  # noqa: E402
+from test_e5 import CJK_QUERIES, STORE
 
 CROSS_LINGUAL = {"计费服务用的是哪个数据库？": "pg", "周五可以上线吗？": "deploy", "模型的权重文件放在哪里？": "weights"}
 

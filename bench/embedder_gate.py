@@ -30,9 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crib_plugin.evaluation import coding, locomo  # noqa: E402
-from crib_plugin.evaluation.noanswer import NOANSWER_FILE  # noqa: E402
-from crib_plugin.plugins import registry  # noqa: E402
+from crib_plugin.evaluation import coding, locomo
+from crib_plugin.evaluation.noanswer import NOANSWER_FILE
+from crib_plugin.plugins import registry
 
 QUANTILES = (5, 10, 25, 50, 75, 90, 95)
 
