@@ -235,7 +235,7 @@ def run_locomo(data: Path | None, n_conv: int | None, n_questions: int | None, v
                     from crib_plugin.memory import Memory
 
                     db = Path(tmp) / f"{conv.sample_id}-v.db"
-                    memory = Memory(db, settings=Settings(db=db))
+                    memory = Memory(db, settings=Settings.for_eval(db))
                 built = build(conv, Path(tmp) / f"{conv.sample_id}-{source}.db", source, memory)
                 s = stats.setdefault(source, [0, 0])
                 s[0] += built.facts

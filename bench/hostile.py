@@ -1,6 +1,6 @@
 """Wall time of the per-prompt commands on hostile input: huge prompts and an oversized stored entry.
 
-    python bench/hostile.py [--timeout 2] [--runs 3] [--keep DIR]
+    python bench/hostile.py [--timeout 2] [--runs 3] [--keep DIR] [--quick]
 
 Builds two throw-away stores in a temporary folder (offline MiniLM embedder, rules extractor):
 
@@ -16,6 +16,9 @@ any), how many runs printed a block (a hook that gives up prints nothing), and t
 0.3 s that the issue sets as the target. Inputs: an ordinary prompt;
 a 16,000-character alphanumeric run; a 32,000-character prompt; a 1 MB line; a 10 MB prompt; 10 MB
 of invalid UTF-8 bytes; a deeply nested 1 MB JSON document.
+
+``--quick`` (for the test that proves the script runs) builds 20 memories and times only the
+ordinary prompt and the 10 MB prompt.
 
 No threshold is asserted here (the tests assert the hook's budget + margin): these are the figures.
 """
@@ -54,7 +57,7 @@ def _text(n: int, seed: int) -> str:
     return " ".join(out)[:n]
 
 
-def build_store(path: Path, huge: bool) -> None:
+def build_store(path: Path, huge: bool, entries: int = 200) -> None:
     """A store of 200 memories; with ``huge``, plus a 5 MB entry and one of the largest allowed size."""
     env = {**os.environ, "CRIB_DB": str(path), "CRIB_EXTRACTOR": "rules"}
     code = f"""
@@ -63,7 +66,7 @@ sys.path.insert(0, {str(ROOT)!r})
 from crib_plugin.memory import Memory, NewEntry
 from bench.hostile import _text
 with Memory() as m:
-    m.write_many([NewEntry(f"memory {{i}}: " + _text(300, i)) for i in range(200)], extract=False)
+    m.write_many([NewEntry(f"memory {{i}}: " + _text(300, i)) for i in range({entries})], extract=False)
     if {huge!r}:
         m.write_many([NewEntry(_text({MAX_ENTRY_CHARS} - 10, 7))], extract=False)
         with m.store.transaction():
@@ -117,6 +120,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=2.0, help="CRIB_HOOK_TIMEOUT for the hook runs")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="build the stores here (reused when present)")
+    parser.add_argument("--quick", action="store_true", help="20 memories, two inputs: proves the script runs")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="crib-hostile-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -124,14 +128,15 @@ def main() -> None:
     for name, path in stores.items():
         if not path.exists():
             print(f"building store {name} …", file=sys.stderr)
-            build_store(path, huge=name != "plain")
+            build_store(path, huge=name != "plain", entries=20 if args.quick else 200)
     print(f"load average (1 min): {os.getloadavg()[0]:.2f}; hook budget {args.timeout:g} s, target < {args.timeout + 0.3:.1f} s")
     print()
     print("| store | input | command | median s | max s | valid | printed a block |")
     print("|---|---|---|---|---|---|---|")
     for store_name, path in stores.items():
         env = {**os.environ, "CRIB_DB": str(path), "CRIB_HOOK_TIMEOUT": str(args.timeout), "PYTHONPATH": str(ROOT)}
-        for input_name, data in inputs().items():
+        chosen = {k: v for k, v in inputs().items() if not args.quick or k in ("ordinary prompt", "10 MB prompt")}
+        for input_name, data in chosen.items():
             for command in (["hook", "user-prompt-submit"], ["retrieve"]):
                 runs = [time_run(command, data, env) for _ in range(args.runs)]
                 times = [s for s, _, _ in runs]

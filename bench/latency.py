@@ -51,8 +51,9 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import children_cpu  # noqa: E402
 from ingest import GENERATOR_VERSION, crib_command, crib_executable, load_note, synthetic_entries  # noqa: E402
+
+from common import children_cpu  # noqa: E402
 
 PROMPTS = [
     "what happens when the task queue fails with a duplicate job?",

@@ -10,6 +10,12 @@ distribution: each sampled memory's first half used as a query against the store
 The result is written to the store's settings (``gate:<embedder key>``); the per-hit floor
 follows it at ``FLOOR_BELOW_GATE`` below. Stores under ``MIN_ENTRIES`` keep the shipped default:
 a handful of memories says too little about the noise.
+
+Calibration only ever *raises* the gate above the shipped, size-scaled default
+(:func:`crib_plugin.relevance.default_gate`), never lowers it: on a 20-entry store the off-topic
+probes' best cosine is low simply because there are few memories to be near, and a gate set from
+it let through paraphrase-looking noise (issue 12: injection got noisier after calibrating). A
+store whose topic is narrow (probes come close) still gets the higher gate it needs.
 """
 
 from __future__ import annotations
@@ -42,10 +48,9 @@ def _store_vectors(memory: "Memory") -> tuple[list[int], np.ndarray]:
     if space is None:
         raise InputError("this store has no vectors yet: write some memories first")
     table, dim = space
-    memory.store.load_vec()
-    rows = memory.store.execute(f"SELECT rowid, embedding FROM {table}")
-    ids = [int(r[0]) for r in rows]
-    matrix = np.stack([np.frombuffer(r[1], dtype="<f4") for r in rows]) if rows else np.zeros((0, dim), "f4")
+    rows = memory.store.all_vectors(table)
+    ids = [entry_id for entry_id, _blob in rows]
+    matrix = np.stack([np.frombuffer(blob, dtype="<f4") for _id, blob in rows]) if rows else np.zeros((0, dim), "f4")
     return ids, matrix
 
 
@@ -68,7 +73,7 @@ def _embed(embedder: Any, texts: list[str], on_progress: Any, done: int, total: 
 def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) -> dict[str, Any]:
     """Measure, choose and (with ``write``) store the gate; return a JSON-ready report.
     ``on_progress(done, total)`` follows the texts embedded (probes, then sampled entries)."""
-    from .relevance import MARGIN_SCALE, floor_below_gate, vector_gate
+    from .relevance import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
 
     embedder = memory.embedder()
     key = memory.embedder_key()
@@ -99,11 +104,14 @@ def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) 
         return report
     scale = MARGIN_SCALE.get(key, 1.0)  # e5's narrow cosine band: its own margin, and room above 0.75
     upper = BOUNDS[1] if scale == 1.0 else 0.95
-    gate = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN * scale, BOUNDS[0], upper))
+    measured = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN * scale, BOUNDS[0], upper))
+    shipped = default_gate(key, len(ids))
+    gate = max(measured, shipped)  # calibration only ever raises the gate (see the module docstring)
+    report["measured"] = round(measured, 3)
     report.update(gate=round(gate, 3), floor=round(gate - floor_below_gate(key), 3))
     if "pseudo_relevant_cosine" in report:
         report["pseudo_relevant_below_gate"] = round(float((related < gate).mean()), 3)
     if write:
-        memory.store.set_setting(f"gate:{key}", f"{gate:.4f}")
+        memory.store.set_gate(key, gate)
     report["written"] = write
     return report

@@ -24,7 +24,7 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
-  (:func:`crib_plugin.hotpath.log_failure`, ``crib.log`` beside the database).
+  (:func:`crib_plugin.cli_io.log_failure`, ``crib.log`` beside the database).
 * **A hard wall-clock budget.** In a hook process the work runs in a forked child
   (:mod:`crib_plugin.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
   started — Python's start-up included — the parent kills it, prints nothing and exits 0, whatever
@@ -158,27 +158,26 @@ def parse_hook_input(raw: str, event: str) -> HookInput:
 
 
 def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Path:
-    """``CRIB_DB``, else ``.state/crib/crib.db`` under the project dir, the hook's cwd, or ``.``."""
-    env = os.environ if environ is None else environ
-    explicit = (env.get("CRIB_DB") or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    from .scopes import project_db
+    """``CRIB_DB`` (or ``db`` in a config file: the project's ``.crib.toml`` is looked for in the
+    project dir), else ``.state/crib/crib.db`` at the repository root of the project dir, the
+    hook's cwd, or ``.``."""
+    from .config import load_settings
+    from .scopes import repo_store
 
+    env = os.environ if environ is None else environ
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
-    return project_db(Path(base) if base else None, environ={})  # the repository root's store
+    settings = load_settings(env, project_dir=base or None)
+    if settings.source("db") != "default":
+        return settings.db
+    return repo_store(Path(base) if base else None)  # the repository root's store
 
 
 def hook_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0); a malformed value falls back to the default."""
-    env = os.environ if environ is None else environ
-    try:
-        value = float((env.get("CRIB_HOOK_TIMEOUT") or "").strip() or DEFAULT_TIMEOUT)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    if value != value or value <= 0:  # NaN or nonsense
-        return DEFAULT_TIMEOUT
-    return min(value, MAX_TIMEOUT)
+    """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0, at most ``MAX_TIMEOUT``); ConfigError if malformed."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    return min(float(settings.hook_timeout), MAX_TIMEOUT)
 
 
 # -- per-session state --------------------------------------------------------------------------
@@ -213,11 +212,11 @@ def sessions_dir(db: Path) -> Path:
 
 
 def session_ttl_days(environ: Mapping[str, str] | None = None) -> float:
-    env = os.environ if environ is None else environ
-    try:
-        return max(0.0, float((env.get("CRIB_SESSION_TTL_DAYS") or "").strip() or DEFAULT_SESSION_TTL_DAYS))
-    except ValueError:
-        return DEFAULT_SESSION_TTL_DAYS
+    """``CRIB_SESSION_TTL_DAYS`` (default 7); ConfigError if malformed."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    return float(settings.session_ttl_days)
 
 
 @dataclass
@@ -254,7 +253,7 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
-        from .scopes import prepare_store_dir
+        from .store.dirs import prepare_store_dir
 
         prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -346,18 +345,10 @@ def _open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    from .builtin_hooks import render_within
     from .render import CONTEXT
 
-    while True:
-        block = memory.render(retrieval, template=CONTEXT)
-        if len(block) <= cap:
-            return block
-        if retrieval.hits:
-            retrieval.hits.pop()
-        elif retrieval.facts:
-            retrieval.facts.pop()
-        else:
-            return ""
+    return render_within(memory, retrieval, CONTEXT, cap)
 
 
 def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) -> list[str]:
@@ -375,12 +366,19 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from .hotpath import log_failure
+        from .cli_io import log_failure
 
         log_failure("hook on_prompt plugin", exc)
         return []
     state.entries |= {i for i in session.injected if isinstance(i, int)}
     return [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip()]
+
+
+def _builtin_only(pm: Any) -> Any:
+    """A caller of ``on_prompt`` that runs crib's own implementation and no plugin's."""
+    builtin = pm.get_plugin("crib_plugin.builtin_hooks")
+    others = [p for p in pm.get_plugins() if p is not builtin]
+    return pm.subset_hook_caller("on_prompt", remove_plugins=others)
 
 
 def join_within_cap(blocks: list[str], cap: int = CLAUDE_CONTEXT_CAP) -> str:
@@ -415,26 +413,36 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
 
 
 def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker: Any) -> HookResult | None:
-    from .scoped import scope_key, select_scoped
+    """The ``on_prompt`` hook point, as any host calls it; crib's block first, then the plugins'.
+
+    Reads the project store and the global one (the global one alone while the project has none);
+    the session's injected set holds :func:`~crib_plugin.scoped.scope_key` keys."""
     from .scopes import global_db
+    from .session import Session
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with _open_memory(db if scope == "project" else global_db()) as memory:
-        budget = memory.settings.budget
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
             give_up_at = hook.started + VECTOR_SHARE * hook.budget
-        if memory.prefetch(hook.prompt, worker=worker, give_up_at=give_up_at):  # meanwhile, load the template
-            from .render import CONTEXT, warm_template
+        session = Session(
+            memory, id=state.session_id, injected=set(state.entries), budget=memory.settings.budget,
+            injected_facts=set(state.facts), cap=CLAUDE_CONTEXT_CAP, worker=worker, give_up_at=give_up_at,
+            scope=scope,
+        )
+        try:
+            results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
+        except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
+            from .cli_io import log_failure
 
-            warm_template(CONTEXT, memory.settings.templates)
-        retrieval = select_scoped(memory, hook.prompt, budget=budget, exclude=state.entries, primary_scope=scope)
-        retrieval.facts = [f for f in retrieval.facts if f.id not in state.facts]
-        block = render_within_cap(memory, retrieval, CLAUDE_CONTEXT_CAP)
-        if block:
-            state.entries |= {scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits}
-            state.facts |= {f.id for f in retrieval.facts}
-        extra = plugin_blocks(memory, hook.prompt, state, budget)
+            log_failure("hook on_prompt plugin", exc)
+            results = _builtin_only(memory.pm)(prompt=hook.prompt, session=session)
+        if session.error is not None:
+            raise session.error
+        block = session.block or ""
+        extra = [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip() and r is not session.block]
+        state.entries |= {i for i in session.injected if isinstance(i, int)}
+        state.facts |= {i for i in session.injected_facts if isinstance(i, int)}
     context = join_within_cap([b for b in [block, *extra] if b])
     if not context:
         return None
@@ -528,7 +536,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
         try:
             global_prefs, global_rest = _standing_of(other, "global")
         except Exception as exc:  # the global store must never break the project's session start
-            from .hotpath import log_failure
+            from .cli_io import log_failure
 
             log_failure("global store", exc)
             global_prefs, global_rest = [], []
@@ -562,7 +570,8 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     with _open_memory(db if scope == "project" else global_db()) as memory:
         _fetch_model_in_background(memory)
         budget = memory.settings.budget
-        entries, facts, channels = standing_entries(memory, last_user_prompt(hook.transcript_path), budget, scope)
+        prompt = last_user_prompt(hook.transcript_path)
+        entries, facts, channels = standing_entries(memory, prompt, budget, scope)
         from .render import CONTEXT, render_block
 
         def render() -> str:
@@ -575,10 +584,13 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         while len(block) > cap and (entries or facts):
             (entries if entries else facts).pop()
             block = render()
-    if len(block) > cap:
-        block = ""
-    state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
-    state.facts = {f.id for f in facts} if block else set()
+        if len(block) > cap:
+            block = ""
+        state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
+        state.facts = {f.id for f in facts} if block else set()
+        # Plugins' on_prompt blocks for what the user was last working on (crib's own is the block above).
+        extra = plugin_blocks(memory, prompt, state, budget) if prompt else []
+    block = join_within_cap([b for b in [block, *extra] if b], CLAUDE_CONTEXT_CAP - len(line) - 1)
     # The reset record is kept even when nothing is injected: what was injected before is gone.
     context = f"{line}\n{block}" if block else line
     return HookResult(SESSION_START, context, state)
@@ -633,7 +645,7 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from .hotpath import log_failure
+    from .cli_io import log_failure
 
     log_failure(f"hook {event}", exc)
 
@@ -657,8 +669,12 @@ def run_hook(
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    timeout = hook_timeout()
     started = time.perf_counter()
+    try:
+        timeout = hook_timeout()
+    except Exception as exc:  # a malformed setting: log it (naming the variable), print nothing
+        _log(event, exc)
+        return 0
     from . import deadline
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
@@ -688,13 +704,18 @@ def run_hook(
         _log(event, box["error"])
         return 0
     result: HookResult | None = box.get("result")
-    if result is None:
-        return 0
+    if result is not None:
+        _emit(event, result, stdout)
+    return 0
+
+
+def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
+    """Print a finished hook's JSON and save its session record; each failure is logged, never raised."""
     try:
         text = result.output()
     except HookError as exc:
         _log(event, exc)
-        return 0
+        return
     try:
         result.commit()
     except Exception as exc:  # the answer is still right; at worst it is repeated later
@@ -704,7 +725,6 @@ def run_hook(
         stdout.flush()
     except (OSError, ValueError) as exc:
         _log(event, exc)
-    return 0
 
 
 def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:

@@ -16,8 +16,9 @@ from typing import Any, NoReturn
 
 import click
 
+from .cli_io import read_stdin, read_stdin_text
 from .errors import CribError, InputError
-from .hotpath import read_stdin, read_stdin_text, run_retrieve
+from .retrieve_command import run_retrieve
 
 log = logging.getLogger("crib")
 
@@ -57,6 +58,20 @@ def warn_all(memory: Any) -> None:
         click.echo(f"crib: warning: {note}", err=True)
 
 
+def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
+    if value:
+        import os
+
+        os.environ["CRIB_NOW"] = value
+
+
+now_option = click.option(
+    "--now", default=None, expose_value=False, callback=_set_now,
+    help="ISO 8601 time taken as now for time expressions (CRIB_NOW); reproducible evaluations.",
+)
+
+
 @click.group(cls=CribGroup)
 @click.version_option(package_name="crib-plugin", prog_name="crib")
 def cli() -> None:
@@ -72,7 +87,7 @@ def cli() -> None:
 @click.option("--type", "entry_type", default=None, help="note (default), decision, error, correction, preference or a plugin's type (or a leading type=WORD); `crib types` explains each.")
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
-@click.option("--thread", envvar="CRIB_THREAD", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
+@click.option("--thread", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
 @click.option("--global", "to_global", is_flag=True, help="Write to the global store (every project inherits it) instead of the project's.")
 @click.argument("text", required=False)
 def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, to_global: bool, text: str | None) -> None:
@@ -88,10 +103,17 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
             raise InputError(f"--metadata is not valid JSON: {exc}") from None
         if not isinstance(meta, dict):
             raise InputError("--metadata must be a JSON object")
+    if not thread:
+        from .config import get_settings
+
+        thread = get_settings().thread
     if thread:
         meta["thread"] = thread
     with open_memory(**_scope_kwargs(to_global)) as memory:
-        entry_id = memory.write(raw, type=entry_type, created_at=created_at, metadata=meta)
+        memory.last_write = None
+        entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)
+        if entry_id is None:
+            raise InputError("no on_store implementation stored the memory")
         report = memory.last_write
         warn_all(memory)
     parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
@@ -123,6 +145,7 @@ def types(as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["memory", "context"]), default="memory", help="memory: <memory> block (default); context: fenced <memory-context> block.")
 @click.option("--budget", type=int, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
 @click.option("--explain", is_flag=True, help="After the block, print (to stderr) why each memory was kept or dropped.")
+@now_option
 @click.argument("prompt", required=False)
 def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) -> None:
     """Print the memories relevant to the prompt on stdin (or PROMPT); nothing when none are.
@@ -139,6 +162,7 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")
 @click.option("--scope", type=click.Choice(["project", "global", "all"]), default="all", show_default=True, help="Which stores to search (all: project, then global).")
+@now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
     from .config import parse_channels
@@ -229,9 +253,8 @@ def reindex(embedder: str | None) -> None:
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
-    from .config import load_settings
-
     from .bytecode import compile_package
+    from .config import load_settings
 
     settings = load_settings()
     if not compile_package():  # the per-prompt commands start cold: no compiling on every prompt
@@ -264,9 +287,11 @@ def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
     import codecs
 
-    from .scrub import Scrubber
+    from .plugins import get_plugin_manager
+    from .session import ResponseStream
 
-    scrubber = Scrubber()
+    hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
+    stream = ResponseStream(id="crib-scrub")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     source = getattr(sys.stdin, "buffer", None)
     if source is None:
@@ -275,14 +300,13 @@ def scrub() -> None:
     out = sys.stdout
     while True:
         data = read(65536)
-        text = scrubber.feed(decoder.decode(data, final=not data))
+        stream.final = not data
+        text = hook(chunk=decoder.decode(data, final=not data), stream=stream)
         if text:
             out.write(text)
             out.flush()
         if not data:
             break
-    out.write(scrubber.flush())
-    out.flush()
 
 
 @cli.command()
@@ -293,7 +317,7 @@ def mcp() -> None:
     serve()
 
 
-@cli.command()
+@click.command()  # added by crib's own register_commands (builtin_commands.py), as a plugin's would be
 @click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
 @click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
 def calibrate(dry_run: bool, reset: bool) -> None:
@@ -303,7 +327,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 
     with open_memory(create=False) as memory:
         if reset:
-            memory.store.execute("DELETE FROM settings WHERE key = ?", (f"gate:{memory.embedder_key()}",))
+            memory.store.clear_gate(memory.embedder_key())
             click.echo(json.dumps({"reset": True}))
             return
         fetch_model(memory)
@@ -312,7 +336,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
         click.echo(json.dumps(report, indent=2))
 
 
-@cli.command(name="eval")
+@click.command(name="eval")  # added through register_commands
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
@@ -322,6 +346,7 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
+@now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str, json_out: Path | None, offenders: int) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
@@ -395,7 +420,7 @@ def hook_message_display() -> None:
     sys.exit(run_message_display(sys.stdin, sys.stdout))
 
 
-@cli.command(name="eval-noanswer")
+@click.command(name="eval-noanswer")  # added through register_commands
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the LoCoMo stores even if cached.")
@@ -422,6 +447,9 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
 from .cli_manage import register as _register_manage  # noqa: E402 - where, list, show, stats, forget, correct, log
 
 _register_manage(cli)
+#: crib's commands that are not part of the core group: :mod:`crib_plugin.builtin_commands` adds
+#: them through the ``register_commands`` hook, ``trylast``, exactly as a third party's.
+REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer)
 
 
 def _load_plugin_commands() -> None:

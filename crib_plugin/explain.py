@@ -23,16 +23,20 @@ def explain_text(retrieval: Retrieval) -> str:
     if retrieval.gate is not None:
         state = "open" if retrieval.gate.open else "SHUT: nothing injected"
         lines.append(f"relevance gate {state} — {retrieval.gate.reason}")
+    if retrieval.evidence is not None:
+        evidence, cut = retrieval.evidence
+        lines.append(cut.line())
+        lines.extend(f"    entry {ev.entry_id:<6} {ev.line()}" for ev in evidence)
     if retrieval.query.time_range:
         lines.append(f"time range: {retrieval.query.time_range[0]} – {retrieval.query.time_range[1]} (entries written in it boosted)")
     notes: dict[int, list[str]] = {}
     for entry_id, note in retrieval.notes:
         notes.setdefault(entry_id, []).append(note)
     lines.append("kept:")
-    for hit in retrieval.hits:
-        ranks = ", ".join(f"{c}#{h.rank} ({h.score:.3f})" for c, h in sorted(hit.channels.items()))
-        lines.append(f"    entry {hit.entry.id:<6} fused {hit.score:.5f}  {ranks}  {hit.entry.content[:70]!r}")
-        lines.extend(f"        ↳ {note}" for note in notes.pop(hit.entry.id, []))
+    for kept in retrieval.hits:
+        ranks = ", ".join(f"{c}#{h.rank} ({h.score:.3f})" for c, h in sorted(kept.channels.items()))
+        lines.append(f"    entry {kept.entry.id:<6} fused {kept.score:.5f}  {ranks}  {kept.entry.content[:70]!r}")
+        lines.extend(f"        ↳ {note}" for note in notes.pop(kept.entry.id, []))
     for fact in retrieval.facts:
         lines.append(f"    fact {fact.subject} → {fact.predicate} → {fact.object} (score {fact.score:.3f})")
     if retrieval.dropped:

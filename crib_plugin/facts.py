@@ -50,11 +50,15 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .errors import InputError
 from .records import Fact, Triple
 from .timeutil import day, now_iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store.base import Store
+    from .store.records import FactRow
 
 __all__ = [
     "SINGLE_VALUED",
@@ -89,69 +93,14 @@ MAX_NAME_CHARS = 120
 # Words and stems
 # ----------------------------------------------------------------------------------------------
 
-# Imported lazily from query.py's list so the two notions of "content word" agree.
+# query.py's list (both take it from the leaf text module), so the two notions of "content word" agree.
 def _stop_words() -> frozenset[str]:
-    from .query import STOP_WORDS
+    from .text import STOP_WORDS
 
     return STOP_WORDS
 
 
-class _Tokenizers:
-    """SQLite's FTS5 ``unicode61`` and ``porter`` tokenizers, through a private in-memory apsw connection.
-
-    Using SQLite's own porter stemmer keeps the facts channel's notion of "the same word" identical
-    to the full-text channel's (``tokenize='porter unicode61 remove_diacritics 2'``). If apsw cannot
-    provide them (another binding), a small suffix stripper stands in.
-    """
-
-    def __init__(self) -> None:
-        self.conn: Any = None
-        self.plain: Any = None
-        self.porter: Any = None
-        self.query_flag = 0
-        try:
-            import apsw
-
-            self.conn = apsw.Connection(":memory:")
-            args = ["remove_diacritics", "2"]
-            self.plain = self.conn.fts5_tokenizer("unicode61", args)
-            self.porter = self.conn.fts5_tokenizer("porter", ["unicode61", *args])
-            self.query_flag = apsw.FTS5_TOKENIZE_DOCUMENT
-        except Exception:  # pragma: no cover - exercised only without apsw's FTS5 tokenizer API
-            self.plain = self.porter = None
-
-    def words(self, text: str) -> list[tuple[str, str]]:
-        """``(word, stem)`` pairs of ``text``: lower-cased, diacritics removed, porter-stemmed."""
-        if not text:
-            return []
-        if self.plain is None or self.porter is None:  # pragma: no cover - fallback path
-            return [(w, _fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
-        data = text.encode("utf-8")
-        plain = self.plain(data, self.query_flag, None)
-        stemmed = {start: token for start, _end, token in self.porter(data, self.query_flag, None)}
-        return [(token, stemmed.get(start, token)) for start, _end, token in plain]
-
-
-def _fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
-    for suffix in ("ational", "ations", "ation", "ingly", "edly", "ing", "ies", "ied", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
-            return word[: -len(suffix)] + ("i" if suffix in ("ies", "ied") else "")
-    return word
-
-
-_TOKENIZERS: _Tokenizers | None = None
-
-
-def _tok() -> _Tokenizers:
-    global _TOKENIZERS
-    if _TOKENIZERS is None:
-        _TOKENIZERS = _Tokenizers()
-    return _TOKENIZERS
-
-
-def stems(text: str) -> list[tuple[str, str]]:
-    """``(word, stem)`` pairs of ``text`` — the unit every fact lookup compares."""
-    return _tok().words(text)
+from .text import _fallback_stem, _tok, _Tokenizers, stems  # noqa: E402,F401 - moved to the leaf text module
 
 
 def _useful(word: str) -> bool:
@@ -472,57 +421,35 @@ def normalise_triple(triple: Triple) -> NormalTriple | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _entity_id(store: Any, key: str, display: str, now: str, cache: dict[str, int]) -> int:
+def _entity_id(store: Store, key: str, display: str, now: str, cache: dict[str, int]) -> int:
     if key in cache:
         return cache[key]
-    rows = store.execute("SELECT id FROM entities WHERE name = ?", (key,))
-    if rows:
-        cache[key] = int(rows[0][0])
+    found = store.entity_id(key)
+    if found is not None:
+        cache[key] = found
         return cache[key]
     terms = entity_terms(display)
     kind = "project" if key == PROJECT else "entity"
-    store.execute(
-        "INSERT INTO entities(name, display_name, type, n_terms, created_at) VALUES (?, ?, ?, ?, ?)",
-        (key, display, kind, len(terms), now),
-    )
-    entity_id = int(store.conn.last_insert_rowid())
-    for term in terms:
-        store.execute("INSERT OR IGNORE INTO entity_terms(term, entity_id) VALUES (?, ?)", (term, entity_id))
+    entity_id = store.insert_entity(key, display, kind, terms, now)
     cache[key] = entity_id
     return entity_id
 
 
-def _index_predicate(store: Any, predicate: str) -> None:
-    for term in predicate_terms(predicate):
-        store.execute("INSERT OR IGNORE INTO predicate_terms(term, predicate) VALUES (?, ?)", (term, predicate))
+def _index_predicate(store: Store, predicate: str) -> None:
+    store.add_predicate_terms(predicate, predicate_terms(predicate))
 
 
-def _add_source(store: Any, relation_id: int, entry_id: int, now: str) -> None:
-    store.execute(
-        "INSERT OR IGNORE INTO relation_sources(relation_id, entry_id, created_at) VALUES (?, ?, ?)",
-        (relation_id, entry_id, now),
-    )
+def _add_source(store: Store, relation_id: int, entry_id: int, now: str) -> None:
+    store.add_relation_source(relation_id, entry_id, now)
 
 
-def _current(store: Any, subject_id: int, predicate: str, object_id: int | None = None) -> list[tuple[int, int, str]]:
+def _current(store: Store, subject_id: int, predicate: str, object_id: int | None = None) -> list[tuple[int, int, str]]:
     """Current relations ``(id, object_id, valid_from)`` for a subject and predicate (and object)."""
-    if object_id is None:
-        rows = store.execute(
-            "SELECT id, object_id, valid_from FROM relations "
-            "WHERE subject_id = ? AND predicate = ? AND valid_until IS NULL",
-            (subject_id, predicate),
-        )
-    else:
-        rows = store.execute(
-            "SELECT id, object_id, valid_from FROM relations "
-            "WHERE subject_id = ? AND predicate = ? AND object_id = ? AND valid_until IS NULL",
-            (subject_id, predicate, object_id),
-        )
-    return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
+    return store.current_relations(subject_id, predicate, object_id)
 
 
 def _consolidate(
-    store: Any,
+    store: Store,
     entry_id: int,
     subject_id: int,
     predicate: str,
@@ -536,9 +463,9 @@ def _consolidate(
     same = _current(store, subject_id, predicate, object_id)
     if same:
         relation_id, _obj, since = same[0]
-        if valid_from < since and not store.execute("SELECT 1 FROM relations WHERE superseded_by = ? LIMIT 1", (relation_id,)):
+        if valid_from < since and not store.supersedes_any(relation_id):
             # An older statement of the same fact (import out of order): it has held since then.
-            store.execute("UPDATE relations SET valid_from = ? WHERE id = ?", (valid_from, relation_id))
+            store.set_relation_valid_from(relation_id, valid_from)
         _add_source(store, relation_id, entry_id, now)
         return relation_id
 
@@ -555,24 +482,16 @@ def _consolidate(
     later = sorted((c for c in conflicts if c[2] > valid_from), key=lambda c: c[2])
     valid_until = later[0][2] if later else None
     superseded_by = later[0][0] if later else None
-    store.execute(
-        "INSERT INTO relations(subject_id, predicate, object_id, valid_from, valid_until, superseded_by, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (subject_id, predicate, object_id, valid_from, valid_until, superseded_by, now),
-    )
-    relation_id = int(store.conn.last_insert_rowid())
+    relation_id = store.insert_relation(subject_id, predicate, object_id, valid_from, valid_until, superseded_by, now)
     for old_id, _obj, _since in earlier:
-        store.execute(
-            "UPDATE relations SET valid_until = ?, superseded_by = ? WHERE id = ? AND valid_until IS NULL",
-            (valid_from, relation_id, old_id),
-        )
+        store.close_relation(old_id, valid_from, relation_id)
     _index_predicate(store, predicate)
     _add_source(store, relation_id, entry_id, now)
     return relation_id
 
 
 def record_facts(
-    store: Any,
+    store: Store,
     entry_id: int,
     triples: Iterable[Triple],
     *,
@@ -612,7 +531,7 @@ def record_facts(
     return ids
 
 
-def forget_entry(store: Any, entry_id: int) -> int:
+def forget_entry(store: Store, entry_id: int) -> int:
     """Remove what one entry contributed to the facts; returns how many relations were deleted.
 
     Its source rows go. A relation left with no source at all was stated only by this entry, so it
@@ -622,31 +541,22 @@ def forget_entry(store: Any, entry_id: int) -> int:
     """
     deleted = 0
     with store.transaction():
-        relation_ids = [int(r[0]) for r in store.execute(
-            "SELECT relation_id FROM relation_sources WHERE entry_id = ?", (entry_id,))]
-        store.execute("DELETE FROM relation_sources WHERE entry_id = ?", (entry_id,))
+        relation_ids = store.relations_of_entry(entry_id)
+        store.delete_entry_sources(entry_id)
         touched: set[int] = set()
         for relation_id in relation_ids:
-            if store.execute("SELECT 1 FROM relation_sources WHERE relation_id = ? LIMIT 1", (relation_id,)):
+            if store.relation_has_sources(relation_id):
                 continue
-            rows = store.execute(
-                "SELECT subject_id, object_id, valid_until, superseded_by FROM relations WHERE id = ?", (relation_id,))
-            if not rows:
+            row = store.relation_row(relation_id)
+            if row is None:
                 continue
-            subject_id, object_id, valid_until, superseded_by = rows[0]
-            store.execute(
-                "UPDATE relations SET valid_until = ?, superseded_by = ? WHERE superseded_by = ?",
-                (valid_until, superseded_by, relation_id),
-            )
-            store.execute("DELETE FROM relations WHERE id = ?", (relation_id,))
-            touched.update((int(subject_id), int(object_id)))
+            store.hand_over_supersession(relation_id, row.valid_until, row.superseded_by)
+            store.delete_relation(relation_id)
+            touched.update((row.subject_id, row.object_id))
             deleted += 1
         for entity_id in touched:
-            if not store.execute(
-                "SELECT 1 FROM relations WHERE subject_id = ? OR object_id = ? LIMIT 1", (entity_id, entity_id)
-            ):
-                store.execute("DELETE FROM entity_terms WHERE entity_id = ?", (entity_id,))
-                store.execute("DELETE FROM entities WHERE id = ?", (entity_id,))
+            if not store.entity_in_use(entity_id):
+                store.delete_entity(entity_id)
     return deleted
 
 
@@ -654,111 +564,63 @@ def forget_entry(store: Any, entry_id: int) -> int:
 # Reading facts
 # ----------------------------------------------------------------------------------------------
 
-_FACT_SELECT = (
-    "SELECT r.id, s.display_name, r.predicate, o.display_name, r.valid_from, r.valid_until "
-    "FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id "
-)
-
-
-def _chunks(items: Sequence[int], size: int = 500) -> Iterable[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def _sources(store: Any, relation_ids: Sequence[int]) -> dict[int, list[int]]:
-    found: dict[int, list[int]] = {}
-    for chunk in _chunks(list(relation_ids)):
-        marks = ",".join("?" * len(chunk))
-        for relation_id, entry_id in store.execute(
-            f"SELECT relation_id, entry_id FROM relation_sources WHERE relation_id IN ({marks}) ORDER BY entry_id",
-            list(chunk),
-        ):
-            found.setdefault(int(relation_id), []).append(int(entry_id))
-    return found
-
-
-def _load(store: Any, where: str, params: Sequence[Any], order: str) -> list[Fact]:
-    rows = store.execute(f"{_FACT_SELECT} WHERE {where} ORDER BY {order}", list(params))
-    sources = _sources(store, [int(r[0]) for r in rows])
+def _load(store: Store, rows: Sequence[FactRow]) -> list[Fact]:
+    sources = store.relation_sources([r.id for r in rows])
     return [
         Fact(
-            id=int(r[0]), subject=str(r[1]), predicate=str(r[2]), object=str(r[3]),
-            valid_from=str(r[4]), valid_until=None if r[5] is None else str(r[5]),
-            source_entry_ids=sources.get(int(r[0]), []),
+            id=r.id, subject=r.subject, predicate=r.predicate, object=r.object,
+            valid_from=r.valid_from, valid_until=r.valid_until,
+            source_entry_ids=sources.get(r.id, []),
         )
         for r in rows
     ]
 
 
-def load_facts(store: Any, relation_ids: Sequence[int]) -> list[Fact]:
+def load_facts(store: Store, relation_ids: Sequence[int]) -> list[Fact]:
     """Facts by relation id, in the order given."""
-    facts: dict[int, Fact] = {}
-    for chunk in _chunks(list(relation_ids)):
-        marks = ",".join("?" * len(chunk))
-        for fact in _load(store, f"r.id IN ({marks})", chunk, "r.id"):
-            facts[fact.id] = fact
+    facts = {fact.id: fact for fact in _load(store, store.fact_rows(relation_ids=list(relation_ids)))}
     return [facts[i] for i in relation_ids if i in facts]
 
 
-def find_entities(store: Any, name: str) -> list[int]:
+def find_entities(store: Store, name: str) -> list[int]:
     """Entity ids a user-typed name refers to: its exact key, else entities carrying all its words."""
     key = entity_key(name)
     if not key:
         return []
-    rows = store.execute("SELECT id FROM entities WHERE name = ?", (key,))
-    if rows:
-        return [int(rows[0][0])]
+    found = store.entity_id(key)
+    if found is not None:
+        return [found]
     terms = entity_terms(clean_name(name))
     if not terms:
         return []
-    marks = ",".join("?" * len(terms))
-    rows = store.execute(
-        f"SELECT entity_id FROM entity_terms WHERE term IN ({marks}) GROUP BY entity_id "
-        f"HAVING count(DISTINCT term) = ? ORDER BY entity_id",
-        [*terms, len(terms)],
-    )
-    return [int(r[0]) for r in rows]
+    return store.entities_with_all_terms(terms)
 
 
-_ORDER = "s.display_name COLLATE NOCASE, r.predicate, r.valid_from, r.id"
-
-
-def _entity_clause(entity_ids: Sequence[int]) -> tuple[str, list[int]]:
-    marks = ",".join("?" * len(entity_ids))
-    return f"(r.subject_id IN ({marks}) OR r.object_id IN ({marks}))", [*entity_ids, *entity_ids]
-
-
-def current_facts(store: Any, entity: str | None = None) -> list[Fact]:
+def current_facts(store: Store, entity: str | None = None) -> list[Fact]:
     """Current facts (``valid_until IS NULL``), all or those naming ``entity`` as subject or object."""
     if entity is None:
-        return _load(store, "r.valid_until IS NULL", (), _ORDER)
+        return _load(store, store.fact_rows(current_only=True))
     ids = find_entities(store, entity)
     if not ids:
         return []
-    clause, params = _entity_clause(ids)
-    return _load(store, f"r.valid_until IS NULL AND {clause}", params, _ORDER)
+    return _load(store, store.fact_rows(entity_ids=ids, current_only=True))
 
 
-def fact_history(store: Any, entity: str | None = None) -> list[Fact]:
+def fact_history(store: Store, entity: str | None = None) -> list[Fact]:
     """Every version of every fact (or of those naming ``entity``), oldest first per predicate."""
     if entity is None:
-        return _load(store, "1", (), _ORDER)
+        return _load(store, store.fact_rows())
     ids = find_entities(store, entity)
     if not ids:
         return []
-    clause, params = _entity_clause(ids)
-    return _load(store, clause, params, _ORDER)
+    return _load(store, store.fact_rows(entity_ids=ids))
 
 
-def facts_for_entries(store: Any, entry_ids: Sequence[int], *, current_only: bool = False) -> list[Fact]:
+def facts_for_entries(store: Store, entry_ids: Sequence[int], *, current_only: bool = False) -> list[Fact]:
     """Facts stated by any of ``entry_ids``."""
     if not entry_ids:
         return []
-    marks = ",".join("?" * len(entry_ids))
-    where = f"r.id IN (SELECT relation_id FROM relation_sources WHERE entry_id IN ({marks}))"
-    if current_only:
-        where += " AND r.valid_until IS NULL"
-    return _load(store, where, list(entry_ids), "r.id")
+    return _load(store, store.fact_rows(entry_ids=list(entry_ids), current_only=current_only))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -817,29 +679,21 @@ def _entity_matches(store: Any, q_stems: Sequence[str]) -> Matches:
         if quality > terms.get(term, (0.0, False, ""))[0]:
             terms[term] = (quality, exact, q)
 
-    marks = ",".join("?" * len(q_stems))
-    for term, entity_id in store.execute(
-        f"SELECT term, entity_id FROM entity_terms WHERE term IN ({marks})", list(q_stems)
-    ):
-        note(entity_id, str(term), 1.0, True, str(term))
+    for term, entity_id in store.entity_terms_matching(q_stems):
+        note(entity_id, term, 1.0, True, term)
     for q in q_stems:
         if len(q) < MIN_PREFIX or q.isdigit():
             continue
         # entity words that start with the query word: "postgr" → "postgresql"
         upper = q[:-1] + chr(ord(q[-1]) + 1)
-        for term, entity_id in store.execute(
-            "SELECT term, entity_id FROM entity_terms WHERE term > ? AND term < ? LIMIT 200", (q, upper)
-        ):
+        for term, entity_id in store.entity_terms_between(q, upper, 200):
             ratio = len(q) / len(term)
             if ratio >= PREFIX_RATIO:
                 note(entity_id, str(term), PREFIX_WEIGHT * ratio, False, q)
         # entity words the query word starts with: "postgresql" → "postgr"
         prefixes = [q[:k] for k in range(MIN_PREFIX, len(q)) if k / len(q) >= PREFIX_RATIO]
         if prefixes:
-            pmarks = ",".join("?" * len(prefixes))
-            for term, entity_id in store.execute(
-                f"SELECT term, entity_id FROM entity_terms WHERE term IN ({pmarks}) LIMIT 200", prefixes
-            ):
+            for term, entity_id in store.entity_terms_matching(prefixes, 200):
                 note(entity_id, str(term), PREFIX_WEIGHT * len(str(term)) / len(q), False, q)
     return found
 
@@ -853,16 +707,10 @@ def _entity_scores(store: Any, found: Matches) -> dict[int, float]:
     if not found:
         return {}
     ids = list(found)
-    n_terms: dict[int, int] = {}
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        for entity_id, n in store.execute(f"SELECT id, n_terms FROM entities WHERE id IN ({marks})", list(chunk)):
-            n_terms[int(entity_id)] = max(1, int(n))
+    n_terms = {entity_id: max(1, n) for entity_id, n in store.entity_term_counts(ids).items()}
     all_terms = sorted({t for terms in found.values() for t in terms})
-    marks = ",".join("?" * len(all_terms))
-    df = {str(t): int(c) for t, c in store.execute(
-        f"SELECT term, count(*) FROM entity_terms WHERE term IN ({marks}) GROUP BY term", all_terms)}
-    total = int(store.execute("SELECT coalesce(max(id), 0) FROM entities")[0][0]) or 1
+    df = store.term_entity_frequencies(all_terms)
+    total = store.entity_id_ceiling() or 1
     scores: dict[int, float] = {}
     for entity_id, terms in found.items():
         if entity_id not in n_terms:
@@ -928,22 +776,13 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
     q_set = set(q_stems)
     matches = _entity_matches(store, q_stems)
     scores = _entity_scores(store, matches)
-    n_terms: dict[int, int] = {}
-    for chunk in _chunks(list(scores)):
-        marks = ",".join("?" * len(chunk))
-        for entity_id, n in store.execute(f"SELECT id, n_terms FROM entities WHERE id IN ({marks})", list(chunk)):
-            n_terms[int(entity_id)] = max(1, int(n))
+    n_terms = {entity_id: max(1, n) for entity_id, n in store.entity_term_counts(list(scores)).items()}
     top = sorted(scores, key=lambda e: -scores[e])[:MAX_ENTITIES]
 
     candidates: dict[int, tuple[int, str, int, str]] = {}  # relation id → (subject, predicate, object, valid_from)
     if top:
-        marks = ",".join("?" * len(top))
-        for column in ("subject_id", "object_id"):
-            for rid, sid, pred, oid, since in store.execute(
-                f"SELECT id, subject_id, predicate, object_id, valid_from FROM relations "
-                f"WHERE valid_until IS NULL AND {column} IN ({marks}) ORDER BY valid_from DESC LIMIT ?",
-                [*top, MAX_RELATIONS],
-            ):
+        for role in ("subject", "object"):
+            for rid, sid, pred, oid, since in store.current_relations_of(top, role, MAX_RELATIONS):
                 candidates[int(rid)] = (int(sid), str(pred), int(oid), str(since))
 
     fact_scores: dict[int, float] = {}
@@ -984,19 +823,14 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
     for rid in below_floor:
         del fact_scores[rid]
 
-    marks = ",".join("?" * len(q_stems))
-    named = [str(r[0]) for r in store.execute(
-        f"SELECT DISTINCT predicate FROM predicate_terms WHERE term IN ({marks})", q_stems)]
+    named = store.predicates_with_terms(q_stems)
     for pred in named:
         if pred in GENERIC_PREDICATES:
             continue
         bonus, full = _predicate_bonus(pred, q_set)
         if not full:
             continue
-        for (rid,) in store.execute(
-            "SELECT id FROM relations WHERE valid_until IS NULL AND predicate = ? ORDER BY valid_from DESC LIMIT ?",
-            (pred, PREDICATE_ONLY_LIMIT),
-        ):
+        for rid in store.current_relations_with_predicate(pred, PREDICATE_ONLY_LIMIT):
             rid = int(rid)
             if rid in below_floor or rid in fact_scores:
                 continue
@@ -1024,8 +858,7 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
         ((e, sc) for e, sc in weak.items() if e not in best), key=lambda item: (-item[1], -item[0]))
     result.dropped = len(below_floor)
     if top:
-        names = {int(i): str(n) for i, n in store.execute(
-            f"SELECT id, display_name FROM entities WHERE id IN ({','.join('?' * len(top))})", top)}
+        names = store.entity_display_names(top)
         result.matched_entities = {names[e]: round(scores[e], 4) for e in top if e in names}
     return result
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from .records import ChannelHit, ChannelResult
 
 RRF_K = 60
-DEFAULT_WEIGHTS: dict[str, float] = {"fts": 1.0, "vector": 1.0, "facts": 1.0}
+DEFAULT_WEIGHTS: dict[str, float] = {}  # a channel's weight is its own ``weight`` attribute (default 1.0)
 
 
 @dataclass

@@ -104,15 +104,21 @@ def on_prompt(prompt: str, session: "Session") -> str | None:
     first, the built-in retrieval last). ``session.memory`` is the open :class:`~crib_plugin.Memory`;
     ``session.injected`` holds entry ids already injected in this session, so an implementation
     can avoid repeating itself. Must not raise: a failing implementation should return ``None``.
+    Hosts: ``crib retrieve``, the Claude Code prompt hook (and, for plugins, the session-start hook),
+    and any agent loop; the other :class:`~crib_plugin.session.Session` fields say how crib's own
+    implementation should answer (template, cap, prefetch worker).
     """
 
 
 @hookspec(firstresult=True)
-def on_store(text: str, type: str, metadata: dict[str, Any], memory: "Memory") -> int | None:
+def on_store(
+    text: str, type: str | None, metadata: dict[str, Any], memory: "Memory", created_at: str | None
+) -> int | None:
     """Store an agent-initiated memory and return its entry id (``firstresult``: first non-None wins).
 
+    ``type`` None means "from a leading ``type=WORD``, else note"; ``created_at`` None means now.
     The built-in implementation strips injected memory blocks from ``text`` first, so recalled
-    memory is never stored again as new memory.
+    memory is never stored again as new memory. ``crib write`` calls this hook.
     """
 
 
@@ -123,4 +129,5 @@ def on_response(chunk: str, stream: "ResponseStream") -> str | None:
     The built-in scrubber wraps this hook (``wrapper=True``): whatever the implementations return
     is fed through ``stream``'s streaming scrubber, so memory blocks never reach the user even when
     a tag is split across chunks. When ``stream.final`` is true the scrubber also flushes.
+    ``crib scrub`` calls this hook for every chunk it reads.
     """

@@ -8,127 +8,14 @@ Both paths share the functions here, so there is one implementation of each comm
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from pathlib import Path
 from typing import Sequence
 
-
-def log_failure(context: str, exc: BaseException) -> None:
-    """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
-    try:
-        from .config import load_settings
-        from .timeutil import now_iso
-
-        path = Path(os.environ.get("CRIB_ERROR_LOG") or load_settings().db.parent / "crib.log")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"{now_iso()} {context}: {type(exc).__name__}: {exc}\n")
-    except Exception:  # logging must not fail either
-        pass
-
-
-def read_stdin() -> str:
-    """A prompt from stdin: at most ``MAX_HOOK_STDIN_BYTES``, invalid UTF-8 replaced (never an error)."""
-    from .limits import MAX_HOOK_STDIN_BYTES
-
-    if sys.stdin is None or sys.stdin.closed:
-        return ""
-    try:
-        source = getattr(sys.stdin, "buffer", None)
-        if source is None:
-            return sys.stdin.read(MAX_HOOK_STDIN_BYTES)
-        return source.read(MAX_HOOK_STDIN_BYTES).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return ""
-
-
-def read_stdin_text() -> str:
-    """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
-    the longest entry could need (InputError past it, before reading gigabytes)."""
-    from .errors import InputError
-    from .limits import MAX_ENTRY_CHARS, decode_input
-
-    if sys.stdin is None or sys.stdin.closed:
-        return ""
-    source = getattr(sys.stdin, "buffer", None)
-    if source is None:
-        return sys.stdin.read()
-    cap = 4 * MAX_ENTRY_CHARS + 1  # UTF-8 needs at most 4 bytes a character
-    data = source.read(cap)
-    if len(data) >= cap:
-        raise InputError(f"input exceeds the {MAX_ENTRY_CHARS:,}-character entry limit; split it into smaller memories")
-    return decode_input(data, "stdin")
-
-
-def prompt_from_input(raw: str) -> str:
-    """Plain text, or Claude Code's hook JSON with a ``prompt`` field."""
-    from .limits import bound_prompt
-
-    text = raw.strip()
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            return text
-        except RecursionError:  # nested past Python's limit: not a hook's JSON
-            return ""
-        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
-            return bound_prompt(data["prompt"].strip())
-    return bound_prompt(text)
-
-
-def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:
-    """``crib retrieve``: print the relevant block for ``raw``, or nothing. Never raises.
-
-    A missing database prints nothing and creates nothing; any failure prints one line on stderr
-    and is logged, stdout stays empty.
-    """
-    try:
-        text = prompt_from_input(raw)
-        if not text:
-            return
-        from .config import load_settings
-        from .prefetch import fork_for
-
-        settings = load_settings()
-        from .scoped import open_reading, select_scoped
-
-        opened = open_reading(settings)  # the project store, else the global one, else nothing
-        if opened is None:
-            return
-        worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
-        try:
-            from .render import FORMATS
-
-            memory, scope = opened
-            with memory:
-                if memory.prefetch(text, worker=worker):  # meanwhile, load the template
-                    from .render import warm_template
-
-                    warm_template(FORMATS[fmt], settings.templates)
-                retrieval = select_scoped(memory, text, budget=budget, primary_scope=scope)
-                block = memory.render(retrieval, template=FORMATS[fmt])
-                for note in memory.warnings:
-                    print(f"crib: warning: {note}", file=sys.stderr)
-                for result in retrieval.channels:  # a failing model is said, not swallowed
-                    if not result.ran:
-                        print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
-                if explain:
-                    from .explain import explain_text
-
-                    print(explain_text(retrieval), file=sys.stderr)
-        finally:
-            if worker is not None:
-                worker.cancel()
-    except Exception as exc:  # fail open
-        log_failure("retrieve", exc)
-        print(f"crib: retrieve failed open: {exc}", file=sys.stderr)
-        return
-    if block:
-        sys.stdout.write(block)
-        sys.stdout.flush()
+# Moved to leaf modules (so cli, claude and this module no longer import each other); the old
+# names stay importable from here.
+from .cli_io import log_failure, read_stdin, read_stdin_text  # noqa: F401
+from .retrieve_command import prompt_from_input, run_retrieve  # noqa: F401
 
 
 def main(argv: Sequence[str] | None = None) -> None:

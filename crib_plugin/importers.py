@@ -135,78 +135,102 @@ def _strip_comments(text: str) -> str:
 
 def split_markdown(text: str) -> list[Unit]:
     """The body's bullets, paragraphs and code blocks, each with its heading path."""
-    units: list[Unit] = []
-    headings: list[tuple[int, str]] = []
+    splitter = _MarkdownSplitter()
+    for line in _strip_comments(text).splitlines():
+        splitter.feed(line)
+    return splitter.finish()
+
+
+@dataclass
+class _MarkdownSplitter:
+    """Line-by-line state of :func:`split_markdown`: the heading path, the unit being built, and an
+    open code fence (with the unit it joins when it closes)."""
+
+    units: list[Unit] = field(default_factory=list)
+    headings: list[tuple[int, str]] = field(default_factory=list)
     current: Unit | None = None
     fence: str | None = None
     code: Unit | None = None
     host: Unit | None = None  # the unit a code block joins when it closes
 
-    def close() -> None:
-        nonlocal current
-        if current is not None and current.text():
-            units.append(current)
-        current = None
+    def here(self) -> list[str]:
+        return [h for _, h in self.headings]
 
-    for line in _strip_comments(text).splitlines():
-        if fence is not None:  # inside a code block: everything belongs to it until the fence closes
-            assert code is not None
-            code.lines.append(line)
-            if line.strip().startswith(fence):
-                fence = None
-                if host is not None:
-                    host.lines.extend(code.lines)
-                else:
-                    units.append(code)
-                code = host = None
-            continue
+    def close(self) -> None:
+        if self.current is not None and self.current.text():
+            self.units.append(self.current)
+        self.current = None
+
+    def feed(self, line: str) -> None:
+        if self.fence is not None:  # inside a code block: everything belongs to it until the fence closes
+            self._code_line(line)
+            return
         opened = _FENCE.match(line)
         if opened:
-            fence = opened.group(1)[:3]
-            here = [h for _, h in headings]
-            code = Unit(here, [line], kind="code")
-            # a code block joins the unit that introduces it ("Run:", even across a blank line)
-            # or the bullet it is indented under; otherwise it stands alone
-            if current is not None and (current.text().endswith(":") or (current.kind == "bullet" and line[:1] in " \t")):
-                host = current
-            elif current is None and units and units[-1].heading == here and units[-1].text().endswith(":"):
-                host = units[-1]
-            else:
-                close()
-                host = None
-            continue
+            self._open_fence(line, opened.group(1)[:3])
+            return
         heading = _HEADING.match(line)
         if heading:
-            close()
+            self.close()
             level = len(heading.group(1))
-            headings = [(lvl, title) for lvl, title in headings if lvl < level]
-            headings.append((level, heading.group(2).strip()))
-            continue
+            self.headings = [(lvl, title) for lvl, title in self.headings if lvl < level]
+            self.headings.append((level, heading.group(2).strip()))
+            return
         if not line.strip():
-            if current is not None and current.kind == "paragraph":
-                close()
-            continue
-        if _IMPORT_LINE.match(line):
-            continue
+            if self.current is not None and self.current.kind == "paragraph":
+                self.close()
+            return
+        if not _IMPORT_LINE.match(line):
+            self._text_line(line)
+
+    def _code_line(self, line: str) -> None:
+        assert self.code is not None and self.fence is not None
+        self.code.lines.append(line)
+        if line.strip().startswith(self.fence):
+            self.fence = None
+            self._end_code()
+
+    def _end_code(self) -> None:
+        assert self.code is not None
+        if self.host is not None:
+            self.host.lines.extend(self.code.lines)
+        else:
+            self.units.append(self.code)
+        self.code = self.host = None
+
+    def _open_fence(self, line: str, fence: str) -> None:
+        self.fence = fence
+        here = self.here()
+        self.code = Unit(here, [line], kind="code")
+        current, units = self.current, self.units
+        # a code block joins the unit that introduces it ("Run:", even across a blank line)
+        # or the bullet it is indented under; otherwise it stands alone
+        if current is not None and (current.text().endswith(":") or (current.kind == "bullet" and line[:1] in " \t")):
+            self.host = current
+        elif current is None and units and units[-1].heading == here and units[-1].text().endswith(":"):
+            self.host = units[-1]
+        else:
+            self.close()
+            self.host = None
+
+    def _text_line(self, line: str) -> None:
         bullet = _BULLET.match(line)
         if bullet and not bullet.group(1):  # a top-level bullet starts a new memory
-            close()
-            current = Unit([h for _, h in headings], [bullet.group(3)], kind="bullet")
-            continue
-        if current is None:
-            current = Unit([h for _, h in headings], [line.strip()], kind="paragraph")
-        elif current.kind == "bullet" and not line.startswith((" ", "\t")) and not bullet:
-            close()  # an unindented line after a bullet list is a new paragraph
-            current = Unit([h for _, h in headings], [line.strip()], kind="paragraph")
+            self.close()
+            self.current = Unit(self.here(), [bullet.group(3)], kind="bullet")
+        elif self.current is None:
+            self.current = Unit(self.here(), [line.strip()], kind="paragraph")
+        elif self.current.kind == "bullet" and not line.startswith((" ", "\t")) and not bullet:
+            self.close()  # an unindented line after a bullet list is a new paragraph
+            self.current = Unit(self.here(), [line.strip()], kind="paragraph")
         else:
-            _continue(current, line, nested=bool(bullet))
-    if fence is not None and code is not None:  # an unclosed fence: keep what there is
-        if host is not None:
-            host.lines.extend(code.lines)
-        else:
-            units.append(code)
-    close()
-    return units
+            _continue(self.current, line, nested=bool(bullet))
+
+    def finish(self) -> list[Unit]:
+        if self.fence is not None and self.code is not None:  # an unclosed fence: keep what there is
+            self._end_code()
+        self.close()
+        return self.units
 
 
 def _continue(unit: Unit, line: str, *, nested: bool) -> None:

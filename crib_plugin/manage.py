@@ -11,56 +11,43 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .errors import InputError
 from .records import Entry
-from .timeutil import now_iso, parse_iso, to_iso
+from .timeutil import parse_iso, to_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
+    from .store.base import Store
+    from .store.records import EntryVersion
 
-# The full-text indexes whose deleted rows are merged away after a forget, so the forgotten words
-# are gone from their segments too, not only hidden by a delete marker.
-FTS_TABLES = ("entries_fts", "entries_trigram", "entries_cjk")
-LIST_COLUMNS = "id, type, content, created_at, metadata, superseded_by"
 
 
 # -- audit ------------------------------------------------------------------------------------
 
 
-def record_audit(store: Any, action: str, entry_id: int | None = None, **detail: Any) -> None:
+def record_audit(store: Store, action: str, entry_id: int | None = None, **detail: Any) -> None:
     """Append one audit row (``detail`` is JSON; callers must not put memory text in it)."""
-    store.execute(
-        "INSERT INTO audit(at, action, entry_id, detail) VALUES (?, ?, ?, ?)",
-        (now_iso(), action, entry_id, json.dumps(detail, ensure_ascii=False, sort_keys=True)),
-    )
+    store.record_audit(action, entry_id, detail)
 
 
 def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:
     """Audit rows, newest first (optionally only those about ``entry_id``)."""
-    where, args = ("WHERE entry_id = ?", [entry_id]) if entry_id is not None else ("", [])
-    rows = memory.store.execute(
-        f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit]
-    )
     return [
-        {"id": int(r[0]), "at": r[1], "action": r[2], "entry_id": r[3], "detail": json.loads(r[4] or "{}")}
-        for r in rows
+        {"id": r.id, "at": r.at, "action": r.action, "entry_id": r.entry_id, "detail": r.detail}
+        for r in memory.store.audit_rows(limit, entry_id)
     ]
 
 
 # -- reading -------------------------------------------------------------------------------------
 
 
-def _row_json(row: Sequence[Any]) -> dict[str, Any]:
-    try:
-        metadata = json.loads(row[4]) if row[4] else {}
-    except json.JSONDecodeError:
-        metadata = {}
+def _row_json(version: EntryVersion) -> dict[str, Any]:
+    entry = version.entry
     return {
-        "id": int(row[0]), "type": row[1], "content": row[2], "created_at": row[3],
-        "metadata": metadata, "superseded_by": int(row[5]) if row[5] is not None else None,
+        "id": entry.id, "type": entry.type, "content": entry.content, "created_at": entry.created_at,
+        "metadata": entry.metadata, "superseded_by": version.superseded_by,
     }
 
 
@@ -84,35 +71,18 @@ def list_entries(
     include_superseded: bool = True,
 ) -> list[dict[str, Any]]:
     """Entries newest first, filtered by type and ``created_at`` bounds (ISO dates or times)."""
-    clauses: list[str] = []
-    args: list[Any] = []
-    if types:
-        clauses.append(f"type IN ({','.join('?' * len(types))})")
-        args.extend(t.strip().lower() for t in types)
-    start, stop = _bound(since, end=False), _bound(until, end=True)
-    if start:
-        clauses.append("created_at >= ?")
-        args.append(start)
-    if stop:
-        clauses.append("created_at <= ?")
-        args.append(stop)
-    if not include_superseded:
-        clauses.append("superseded_by IS NULL")
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    tail = " LIMIT ?" if limit is not None else ""
-    if limit is not None:
-        args.append(int(limit))
-    rows = memory.store.execute(
-        f"SELECT {LIST_COLUMNS} FROM entries {where} ORDER BY created_at DESC, id DESC{tail}", args
+    versions = memory.store.list_versions(
+        types=[t.strip().lower() for t in types], since=_bound(since, end=False), until=_bound(until, end=True),
+        limit=limit, include_superseded=include_superseded,
     )
-    return [_row_json(r) for r in rows]
+    return [_row_json(v) for v in versions]
 
 
 def _get(memory: "Memory", entry_id: int) -> dict[str, Any]:
-    rows = memory.store.execute(f"SELECT {LIST_COLUMNS} FROM entries WHERE id = ?", (entry_id,))
-    if not rows:
+    version = memory.store.entry_version(entry_id)
+    if version is None:
         raise InputError(f"no entry with id {entry_id}")
-    return _row_json(rows[0])
+    return _row_json(version)
 
 
 def history(memory: "Memory", entry_id: int) -> list[dict[str, Any]]:
@@ -121,18 +91,17 @@ def history(memory: "Memory", entry_id: int) -> list[dict[str, Any]]:
     chain = [_get(memory, entry_id)]
     seen = {entry_id}
     while True:  # walk back: entries this one replaced
-        rows = store.execute(f"SELECT {LIST_COLUMNS} FROM entries WHERE superseded_by = ? ORDER BY id", (chain[0]["id"],))
-        older = [_row_json(r) for r in rows if int(r[0]) not in seen]
+        older = [_row_json(v) for v in store.superseded_by_entry(chain[0]["id"]) if v.entry.id not in seen]
         if not older:
             break
         chain.insert(0, older[-1])
         seen.add(older[-1]["id"])
     while chain[-1]["superseded_by"] is not None and chain[-1]["superseded_by"] not in seen:  # walk forward
         nxt = chain[-1]["superseded_by"]
-        found = store.execute(f"SELECT {LIST_COLUMNS} FROM entries WHERE id = ?", (nxt,))
-        if not found:
+        found = store.entry_version(nxt)
+        if found is None:
             break
-        chain.append(_row_json(found[0]))
+        chain.append(_row_json(found))
         seen.add(nxt)
     return chain
 
@@ -161,9 +130,7 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
 def stats(memory: "Memory") -> dict[str, Any]:
     """Counts that say what the store holds (JSON-ready)."""
     store = memory.store
-    one = lambda sql: int(store.execute(sql)[0][0])  # noqa: E731
-    by_type = {str(t): int(n) for t, n in store.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
-    span = store.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
+    counts = store.counts()
     spaces = {}
     for key, (table, dim) in store.vector_spaces().items():
         spaces[key] = {"vectors": store.vector_count(table), "dim": dim}
@@ -172,18 +139,18 @@ def stats(memory: "Memory") -> dict[str, Any]:
         "path": str(path),
         "size_bytes": path.stat().st_size if path.exists() else 0,
         "schema": store.schema_version(),
-        "entries": one("SELECT count(*) FROM entries"),
-        "by_type": by_type,
-        "superseded": one("SELECT count(*) FROM entries WHERE superseded_by IS NOT NULL"),
-        "facts": one("SELECT count(*) FROM relations WHERE valid_until IS NULL"),
-        "fact_versions": one("SELECT count(*) FROM relations"),
-        "entities": one("SELECT count(*) FROM entities"),
-        "pending_vectors": one("SELECT count(*) FROM pending_embeddings"),
+        "entries": counts.entries,
+        "by_type": counts.by_type,
+        "superseded": counts.superseded,
+        "facts": counts.facts,
+        "fact_versions": counts.fact_versions,
+        "entities": counts.entities,
+        "pending_vectors": counts.pending,
         "vector_spaces": spaces,
-        "embedder": store.get_setting("embedder"),
-        "first": span[0],
-        "last": span[1],
-        "audit_rows": one("SELECT count(*) FROM audit"),
+        "embedder": store.embedder_name(),
+        "first": counts.first,
+        "last": counts.last,
+        "audit_rows": counts.audit_rows,
     }
 
 
@@ -235,7 +202,7 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
 
     store = memory.store
     removed: list[int] = []
-    store.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the text
+    store.begin_secure_delete()  # freed pages are zeroed, not left holding the text
     for entry_id in dict.fromkeys(int(i) for i in entry_ids):
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             continue
@@ -244,24 +211,13 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
             continue
         with store.transaction():
             facts_mod.forget_entry(store, entry_id)
-            store.execute("UPDATE entries SET superseded_by = NULL WHERE superseded_by = ?", (entry_id,))
+            store.unsupersede(entry_id)
             store.delete_entry(entry_id)
             record_audit(store, "forget", entry_id, reason=reason, **_fingerprint(entry))
         removed.append(entry_id)
     if removed:
-        _merge_indexes(store)
-        # the write-ahead log still holds the pages as they were written: copy it back and empty it
-        # (a reader holding an old snapshot can delay this; the next checkpoint finishes it)
-        store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.purge_deleted_text()  # merged indexes and a truncated write-ahead log: the words are gone
     return removed
-
-
-def _merge_indexes(store: Any) -> None:
-    """Merge every full-text index into one segment: deleted rows' terms leave the index files."""
-    with store.transaction():
-        for table in FTS_TABLES:
-            if store.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
-                store.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
 
 # -- correcting ---------------------------------------------------------------------------------
@@ -297,8 +253,8 @@ def iter_ids(values: Sequence[str]) -> Iterator[int]:
             number = int(value)
         except ValueError as exc:
             raise InputError(f"not an entry id: {value!r}") from exc
-        if not 0 < number < 2**63:
-            raise InputError(f"not an entry id: {value!r}")
+        if not 0 < number < 2**63:  # no SQLite rowid is outside this range
+            raise InputError(f"no entry with id {value}")
         yield number
 
 

@@ -8,11 +8,9 @@ runs only the full-text channel never imports numpy's model code.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
 from .errors import ConfigError, CribError, InputError, ModelError
@@ -21,6 +19,9 @@ from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
 from .timeutil import normalise_iso
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store.base import Store
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
@@ -66,19 +67,23 @@ class Memory:
         self.settings = settings or load_settings()
         self.path = Path(path) if path is not None else self.settings.db
         self.pm = pm or get_plugin_manager()
-        self.registry = registry(self.pm)
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
-        self._store: Any = None
+        self._store: Store | None = None
         self._embedder = embedder
         self._extractor = extractor
         self.warnings: list[str] = []
         self.last_write: WriteReport | None = None
 
+    @property
+    def registry(self) -> Any:
+        """The plugin manager's registry, current: a plugin registered later is seen at once."""
+        return registry(self.pm)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
             from .store import open_store
@@ -106,7 +111,7 @@ class Memory:
 
     def embedder_name(self) -> str:
         """The store's embedder (recorded at first use); ``CRIB_EMBEDDER`` only picks it for a new store."""
-        recorded = self.store.get_setting("embedder")
+        recorded = self.store.embedder_name()
         wanted = self.settings.embedder
         if recorded and wanted and wanted != recorded:
             note = (
@@ -128,7 +133,7 @@ class Memory:
         """
         from . import prefetch
 
-        if self._embedder is not None:
+        if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
             return False
@@ -137,6 +142,11 @@ class Memory:
         else:
             self._embedder = prefetch.attach(worker, self, give_up_at=give_up_at)
         return self._embedder is not None
+
+    def _embedding_needed(self) -> bool:
+        """Whether a selected channel asks for the prompt's embedding (``needs_embedding``)."""
+        names = self.settings.channels or list(self.registry.channels)
+        return any(getattr(self.registry.channels.get(n), "needs_embedding", False) for n in names)
 
     def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
         """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
@@ -178,23 +188,24 @@ class Memory:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
         from .relevance import floor_below_gate, vector_gate
 
-        stored = self.store.get_setting(f"floor:{self.embedder_key()}")
+        stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
-            return float(stored)
+            return stored
         return vector_gate(self) - floor_below_gate(self.embedder_key())
 
     def channel_weights(self) -> dict[str, float]:
-        raw = self.store.get_setting("fusion_weights")
-        return json.loads(raw) if raw else {}
+        """Fusion weights: each channel's own ``weight`` (default 1.0), then the store's overrides."""
+        weights = {name: float(getattr(ch, "weight", 1.0)) for name, ch in self.registry.channels.items()}
+        return {**weights, **self.store.fusion_weights()}
 
     def extractor_name(self) -> str:
         """``CRIB_EXTRACTOR`` (rules, ollama, auto); auto = Ollama when it answers with the model, else rules."""
-        wanted = (os.environ.get("CRIB_EXTRACTOR") or "auto").strip().lower()
+        wanted = self.settings.extractor
         if wanted != "auto":
             return wanted
         from .models.ollama_probe import ollama_has_model
 
-        model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+        model = self.settings.extraction_model
         return "ollama" if ollama_has_model(model) else "rules"
 
     def extractor(self) -> Any:
@@ -330,12 +341,19 @@ class Memory:
         budget: int | None = None,
         max_items: int = DEFAULT_MAX_ITEMS,
         exclude: Iterable[int] = (),
+        per_entry: bool = True,
     ) -> Retrieval:
-        """Cut a retrieval to what fits the character budget (best first); record what was dropped."""
+        """Cut a retrieval to what fits the character budget (best first); record what was dropped.
+
+        ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
+        uses it to measure what the cut changes.
+        """
         from .relevance import close_if_irrelevant
 
         budget = budget or self.settings.budget
-        close_if_irrelevant(self, retrieval)
+        decision = close_if_irrelevant(self, retrieval)
+        if decision.open and per_entry:
+            self._cut_per_entry(retrieval, decision)
         excluded = set(exclude)
         candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
         for hit in retrieval.hits:
@@ -354,7 +372,38 @@ class Memory:
             retrieval.dropped.append((candidates[index].entry.id, "budget"))
         retrieval.hits = [candidates[i] for i in kept]
         retrieval.facts = facts
+        from .supersede import attach_successors
+
+        attach_successors(self, retrieval)  # a superseded entry is never shown without its successor
         return retrieval
+
+    def _cut_per_entry(self, retrieval: Retrieval, decision: Any) -> None:
+        """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
+        from .evidence import judge
+        from .relevance import FLOOR_BELOW_GATE
+
+        gate = decision.vector_gate
+        floor = None
+        if gate is not None:
+            try:
+                floor = self.vector_floor()
+            except CribError:
+                floor = gate - FLOOR_BELOW_GATE
+        kept, evidence, cut = judge(self, retrieval, gate=gate, floor=floor, time_only=decision.time_only)
+        for ev in evidence:
+            if not ev.kept:
+                retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
+        retrieval.hits = kept
+        retrieval.evidence = (evidence, cut)
+        # A fact bears on the prompt when an entry that stated it was kept, or the facts channel
+        # matched it on two counts (its source passed that channel's floor); the others are noise.
+        bearing = {h.entry.id for h in kept} | {
+            h.entry_id for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits if h.passed_floor
+        }
+        for fact in retrieval.facts:
+            if not bearing & set(fact.source_entry_ids):
+                retrieval.notes.append((0, f"fact {fact.subject} → {fact.predicate} → {fact.object} dropped: no kept or strongly matched source"))
+        retrieval.facts = [f for f in retrieval.facts if bearing & set(f.source_entry_ids)]
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
@@ -427,7 +476,6 @@ class Memory:
         model = self.embedder()
         from .channels.vectors import to_blob
         from .models.base import embedder_key
-        from .store.sqlite import EXTRACT_QUEUE
 
         key = embedder_key(model)
         probe = model.embed_documents(["crib reindex probe"])
@@ -452,10 +500,8 @@ class Memory:
             if on_progress is not None:
                 on_progress(done, len(missing))
         with store.transaction():
-            store.set_setting("embedder", model.name)
-            store.execute(
-                f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
-            )
+            store.set_embedder_name(model.name)
+            store.clear_embedded_pending(table)
             from .manage import record_audit
 
             record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)

@@ -45,6 +45,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "crib_plugin.channels.facts",
     "crib_plugin.models.builtin",
     "crib_plugin.builtin_hooks",
+    "crib_plugin.builtin_commands",
 )
 
 _pm: pluggy.PluginManager | None = None
@@ -77,6 +78,19 @@ class CribPluginManager(pluggy.PluginManager):
     def __init__(self, project_name: str) -> None:
         super().__init__(project_name)
         self._pending_distinfo: list[tuple[object, str | None, str | None]] = []
+        self.generation = 0  # bumped on every register/unregister: the Registry is rebuilt then
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """Register ``plugin``; the ``register_*`` registry is collected again on next use."""
+        result = super().register(plugin, name)
+        self.generation += 1
+        return result
+
+    def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
+        """Unregister ``plugin``; the ``register_*`` registry is collected again on next use."""
+        result = super().unregister(plugin, name)
+        self.generation += 1
+        return result
 
     def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
         """(plugin, distinfo) pairs for every plugin loaded from an entry point, as pluggy's."""
@@ -123,7 +137,9 @@ def plugin_cache_dir() -> str:
 
 def _cache_enabled() -> bool:
     """False when ``CRIB_PLUGIN_CACHE`` is ``0`` (or ``false``/``no``/``off``)."""
-    return os.environ.get("CRIB_PLUGIN_CACHE", "").strip().lower() not in {"0", "false", "no", "off"}
+    from .config import get_settings
+
+    return get_settings().plugin_cache
 
 
 def _cache_path() -> str:
@@ -331,10 +347,11 @@ def _register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], 
 
 def _register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
     """Register the selected ``EntryPoint`` objects of a full scan (import errors propagate)."""
+    facade: Any = None
     try:
-        from pluggy._manager import DistFacade
+        from pluggy._manager import DistFacade as facade
     except ImportError:  # pragma: no cover - pluggy moved its private class
-        DistFacade = None  # noqa: N806
+        pass
     for ep in found:
         dist = getattr(ep, "dist", None)
         if not _wanted(ep.name, getattr(dist, "name", None), names):
@@ -343,18 +360,20 @@ def _register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[s
             continue
         plugin = ep.load()
         pm.register(plugin, name=ep.name)
-        if dist is not None and DistFacade is not None:
-            pm._plugin_distinfo.append((plugin, DistFacade(dist)))
+        if dist is not None and facade is not None:
+            pm._plugin_distinfo.append((plugin, facade(dist)))
 
 
 def _load_entrypoints(pm: pluggy.PluginManager) -> None:
     """Register the third-party plugins ``CRIB_LOAD_PLUGINS`` selects, from the cache when it is valid."""
-    wanted = os.environ.get("CRIB_LOAD_PLUGINS")
+    from .config import get_settings
+
+    wanted = get_settings().load_plugins
     if hasattr(sys, "_called_from_test") and wanted is None:
         return
     names: set[str] | None = None
     if wanted is not None:
-        names = {n.strip() for n in wanted.split(",") if n.strip()}
+        names = set(wanted)
         if not names:
             return
     use_cache = _cache_enabled()
@@ -444,12 +463,41 @@ class Registry:
         return factory()
 
 
-_registries: "weakref.WeakKeyDictionary[pluggy.PluginManager, Registry]" = weakref.WeakKeyDictionary()
+_registries: "weakref.WeakKeyDictionary[pluggy.PluginManager, tuple[int, Registry]]" = weakref.WeakKeyDictionary()
 
 
 def registry(pm: pluggy.PluginManager | None = None) -> Registry:
-    """The registry of a plugin manager, collected once per manager (forgotten with it)."""
+    """The registry of a plugin manager, collected once per set of plugins (forgotten with it).
+
+    A :class:`CribPluginManager` counts its registrations; when a plugin was registered or removed
+    since the registry was collected, it is collected again, so a late plugin's channels,
+    embedders, extractors and rerankers are seen by every ``Memory`` opened afterwards.
+    """
     pm = pm or get_plugin_manager()
-    if pm not in _registries:
-        _registries[pm] = Registry.collect(pm)
-    return _registries[pm]
+    generation = getattr(pm, "generation", 0)
+    cached = _registries.get(pm)
+    if cached is None or cached[0] != generation:
+        cached = (generation, Registry.collect(pm))
+        _registries[pm] = cached
+    return cached[1]
+
+
+def plugin_report(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
+    """What ``crib plugins`` shows: per registered plugin, its name, version and hooks."""
+    versions: dict[int, str] = {}
+    for plugin, dist in pm.list_plugin_distinfo():
+        versions[id(plugin)] = str(getattr(dist, "version", "") or "")
+    rows: list[dict[str, Any]] = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
+        version = versions.get(id(plugin)) or (_crib_version() if name.startswith("crib_plugin.") else None)
+        rows.append({"name": name, "version": version, "hooks": hooks})
+    return rows
+
+
+def _crib_version() -> str:
+    from . import __version__
+
+    return str(__version__)

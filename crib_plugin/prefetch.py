@@ -71,11 +71,11 @@ def _cpus() -> int:
 def fork_for(settings: "Settings", text: str) -> "Worker | None":
     """Fork the worker for ``text`` as early as possible — before crib's own modules, the plugin
     manager or the store are loaded — so its numpy import overlaps all of that. None when
-    parallelism is off, there is no prompt, or the vector channel is not selected."""
+    parallelism is off or there is no prompt. Which channels need the embedding is asked of the
+    channels later (``needs_embedding``, :meth:`Memory.prefetch`), once the plugins are loaded:
+    when none of the selected ones does, the worker is cancelled there."""
     text = text.strip()  # what the query parser keeps, hence what the vector channel embeds
     if not text or not enabled(settings.parallel):
-        return None
-    if settings.channels is not None and "vector" not in settings.channels:
         return None
     return Worker.fork(text)
 

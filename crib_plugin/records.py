@@ -24,6 +24,7 @@ class Entry:
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
     scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.scoped)
+    superseded_by: int | None = None  # set on injection when a later entry replaced this one
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -141,6 +142,7 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[tuple[int, str]] = field(default_factory=list)  # (entry_id, why it moved): time, type, rerank
     gate: Any = None  # relevance.GateDecision once select() has applied the gate
+    evidence: Any = None  # (list of evidence.Evidence, evidence.Cut) once select() has applied the per-entry cut
 
     @property
     def search_type(self) -> str:

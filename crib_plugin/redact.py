@@ -8,7 +8,7 @@ Two passes use this module:
   plugins (AWS, Stripe, Slack, SendGrid, Twilio, Discord, Mailchimp, …), a maintained detector
   whose pattern set grows with its releases;
 * **render** (:func:`redact_for_render`, called by :mod:`crib_plugin.render` on every entry and
-  fact it shows, and by ``crib search`` / ``crib export``): crib's own rules only.  Text stored
+  fact it shows, and by ``crib search``): crib's own rules only.  Text stored
   before redaction existed, or by an older crib, is still never re-injected verbatim.  The
   detect-secrets rules stay off this per-prompt path because importing detect-secrets costs
   ~185 ms (it imports ``requests``) against a ~230 ms cold ``crib retrieve``.
@@ -18,11 +18,12 @@ A secret is replaced by ``[REDACTED:KIND]``, ``KIND`` naming what was removed
 around it stay, so the memory keeps its meaning ("the staging DB password is [REDACTED:password]").
 Redaction is idempotent: a marker is never taken for a secret.
 
-Cost: every rule is compiled once per process, each token rule is anchored at the start of a run
-(a look-behind forbids starting inside a run of token characters) and every repetition is bounded,
-so a pass is linear in the text with a bounded constant; detect-secrets' regexes, which were written
-for line-by-line scanning, only run on lines of at most :data:`MAX_LINE_FOR_PLUGINS` characters
-(longer lines are covered by crib's own rules).
+Cost: a rule runs (and is compiled, once per process) only when a literal its matches need is in
+the text; each token rule is anchored at the start of a run (a look-behind forbids starting inside a
+run of token characters) and every repetition is bounded, so a pass is linear in the text with a
+bounded constant; the keyword rules are tried only where a keyword sits (one anchored match each);
+detect-secrets' regexes, written for line-by-line scanning, only run on lines of at most
+:data:`MAX_LINE_FOR_PLUGINS` characters (longer lines are covered by crib's own rules).
 
 ``CRIB_REDACT=0`` turns both passes off (see :func:`crib_plugin.config.redact_enabled`).
 """
@@ -105,7 +106,9 @@ def _entropy(value: str) -> float:
 
 
 _REFERENCE = re.compile(
-    r"""^(?:\$|%|<|\{|\[REDACTED|\*{3}|x{3,}$|os\.|env\.|process\.env|ENV\[|getenv|secrets\.|vault:|"""
+    r"""^(?:\$|%|<|\{|\[REDACTED|\*{3}|x{3,}$|process\.env|ENV\[|getenv|vault:|[A-Za-z_]\w{0,60}\(|"""
+    r"""(?:self|this|cls|os|env|config|conf|cfg|settings|request|req|args|opts|options|params|secrets|"""
+    r"""ctx|context|app|creds|credentials)\.|"""
     r"""[~./][\w./-]*$|(?:true|false|null|none|nil|undefined|empty|required|optional|changeme|redacted)$)""",
     re.IGNORECASE,
 )

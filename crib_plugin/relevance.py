@@ -21,6 +21,7 @@ Measured (``crib eval``, ``crib eval-noanswer``): see the README's Benchmarks se
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,14 @@ DEFAULT_GATES: dict[str, float] = {
     "e5:multilingual-e5-small-q4:384": 0.84,
 }
 FALLBACK_GATE = 0.45
+STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
+STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
+STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
+TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
+              "error": "error", "errors": "error", "bug": "error", "bugs": "error"}
+WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
+WINDOW_MIN = 3  # ...or this many entries (a tiny store)
+WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
@@ -91,6 +100,8 @@ class GateDecision:
     fts_coverage: float | None
     facts: bool
     reason: str
+    time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
+    window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
 
 
 def default_gate(key: str, entries: int) -> float:
@@ -110,12 +121,14 @@ def default_gate(key: str, entries: int) -> float:
 
 
 def vector_gate(memory: "Memory") -> float:
-    """The calibrated gate for the active embedder, else the shipped default for this store size."""
+    """The gate for the active embedder: the shipped default for this store size, or a calibrated
+    value when that is higher (an older calibration that lowered it no longer does)."""
     key = memory.embedder_key()
-    stored = memory.store.get_setting(f"gate:{key}")
+    shipped = default_gate(key, memory.store.count_entries())
+    stored = memory.store.gate(key)
     if stored is not None:
-        return float(stored)
-    return default_gate(key, memory.store.count_entries())
+        return max(stored, shipped)  # a calibration may raise the gate, never lower it
+    return shipped
 
 
 def _stems(text: str) -> list[str]:
@@ -162,7 +175,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     Empty when the full-text channel did not run or found nothing. CJK prompts are measured by
     the share of their character bigrams an entry contains. A word matches in any of its forms.
     """
-    result = next((c for c in retrieval.channels if c.channel == "fts" and c.ran), None)
+    result = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "coverage" and c.ran), None)
     if result is None or not result.hits:
         return {}
     ids = [h.entry_id for h in result.hits[:TOP_HITS]]
@@ -185,9 +198,22 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     return coverage
 
 
+def _gate_role(memory: "Memory", name: str) -> str:
+    """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
+    from .channels.base import channel_attr
+
+    return str(channel_attr(memory, name, "gate", "match"))
+
+
+def _is_builtin(memory: "Memory", name: str) -> bool:
+    """Whether channel ``name`` is one of crib's own (only the reason text and ``facts`` flag differ)."""
+    channel = memory.registry.channels.get(name)
+    return type(channel).__module__.startswith("crib_plugin.") if channel is not None else False
+
+
 def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     """Open the gate when any channel's best evidence is strong enough (see module docstring)."""
-    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    vector = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "similarity" and c.ran), None)
     top = max((h.score for h in vector.hits), default=None) if vector else None
     gate = None
     if vector is not None:
@@ -201,12 +227,14 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     agreeing = [
         h.entry_id
         for h in (vector.hits if vector and floor is not None else [])
-        if h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
+        if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
     ]
-    facts = any(h.passed_floor for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits)
-    others = [
-        c for c in retrieval.channels if c.ran and c.channel not in ("vector", "fts", "facts") and any(h.passed_floor for h in c.hits)
-    ]
+    window = _in_window(memory, retrieval, floor, per_entry)
+    extra = vector_extras(retrieval, floor, memory.store.count_entries())
+    matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
+               and any(h.passed_floor for h in c.hits)]
+    facts = any(_is_builtin(memory, c.channel) for c in matched)
+    others = [c for c in matched if not _is_builtin(memory, c.channel)]
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
@@ -218,20 +246,55 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         reasons.append("facts matched on two counts")
     if others:
         reasons.append("plugin channel " + ", ".join(c.channel for c in others))
-    is_open = bool(
+    if window:
+        reasons.append(f"the prompt's time window holds entry {window[0]}")
+    for entry_id, why in extra.items():
+        reasons.append(f"entry {entry_id}: {why}")
+    evidence_open = bool(
         (top is not None and gate is not None and top >= gate)
         or (coverage is not None and coverage >= FTS_COVERAGE)
         or agreeing
         or facts
         or others
+        or extra
     )
+    is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
-    return GateDecision(is_open, top, gate, coverage, facts, reason)
+    return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open, window=tuple(window))
+
+
+def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
+    """Hits written inside the prompt's time window ("last month") with a little evidence of their own.
+
+    A prompt such as "what did we change in the infrastructure last month?" names what it wants by
+    time more than by words; the window opens the gate for the entries written in it that some
+    channel found (a cosine above the floor, or any full-text match).
+    """
+    span = retrieval.query.time_range
+    if span is None or memory is None:
+        return []
+    start, end = span
+    total = memory.store.count_entries()
+    if memory.store.count_entries_between(start, end) > max(WINDOW_MIN, WINDOW_SHARE * total):
+        return []  # a window that holds most of the store ("this year") says nothing about what is wanted
+    found = [
+        hit.entry.id for hit in retrieval.hits
+        if start <= hit.entry.created_at < end and ("fts" in hit.channels or coverage.get(hit.entry.id, 0.0) > 0)
+    ]
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is not None and floor is not None:
+        near = [h.entry_id for h in vector.hits if h.score >= floor - WINDOW_FLOOR_DROP and h.entry_id not in found]
+        for entry in memory.store.get_entries(near).values():
+            if start <= entry.created_at < end:
+                found.append(entry.id)
+    return found
 
 
 def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     """Apply the gate to a retrieval in place: when shut, its hits and facts are dropped."""
     decision = decide(memory, retrieval)
+    if decision.open and decision.window:
+        _add_window_hits(memory, retrieval, decision.window)
     if not decision.open:
         for hit in retrieval.hits:
             retrieval.dropped.append((hit.entry.id, f"relevance gate shut ({decision.reason})"))
@@ -240,3 +303,50 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     retrieval.gate = decision
     return decision
 
+
+
+def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
+    """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
+    from .records import Hit
+
+    have = {h.entry.id for h in retrieval.hits}
+    missing = [i for i in ids if i not in have]
+    if not missing:
+        return
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    scores = {h.entry_id: h for h in vector.hits} if vector else {}
+    lowest = min((h.score for h in retrieval.hits), default=1.0)
+    entries = memory.store.get_entries(missing)
+    for entry_id in missing:
+        if entry_id in entries:
+            channel_hit = scores.get(entry_id)
+            retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}))
+            retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
+
+
+def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> dict[int, str]:
+    """Vector hits above the floor (below the gate) that still count as evidence, with why.
+
+    * **stands out** (stores of at most :data:`STANDOUT_STORE` entries): the vector channel's top
+      hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
+      neighbours are all alike, a paraphrase's is not
+      ("preventing the agent from remembering useless things" → the trivia memory);
+    * **its type is named**: the prompt asks for a type ("every decision we made about …") and
+      the hit is of that type.
+    """
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is None or floor is None or not vector.hits:
+        return {}
+    ranked = sorted(vector.hits, key=lambda h: -h.score)
+    extras: dict[int, str] = {}
+    top = ranked[0]
+    runner_up = ranked[1].score if len(ranked) > 1 else floor
+    if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
+        extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
+    named = {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", retrieval.query.text.lower()) if w in TYPE_WORDS}
+    if named:
+        types = {h.entry.id: h.entry.type for h in retrieval.hits}
+        for hit in ranked:
+            if hit.score >= floor and types.get(hit.entry_id) in named:
+                extras.setdefault(hit.entry_id, f"a {types[hit.entry_id]} above the vector floor, and the prompt asks for that type")
+    return extras

@@ -125,6 +125,7 @@ def _entry_view(entry: Entry) -> View:
         "created_at": entry.created_at,
         "metadata": entry.metadata,
         "scope": entry.scope,
+        "superseded_by": entry.superseded_by,
     })
 
 

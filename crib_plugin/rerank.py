@@ -29,15 +29,14 @@ else offline), ``ollama`` / a plugin reranker's name, ``mmr`` (offline), or ``of
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .limits import MAX_SCAN_CHARS
 from .fusion import fit_budget
+from .limits import MAX_SCAN_CHARS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
@@ -97,33 +96,33 @@ def over_budget(hits: Sequence["Hit"], budget: int, max_items: int | None, overh
 
 def reranker_choice(environ: dict[str, str] | None = None) -> str:
     """``"off"``, ``"mmr"``, or the name of a model reranker, from ``CRIB_RERANK`` / ``CRIB_RERANK_MODEL``."""
-    env = os.environ if environ is None else environ
-    wanted = (env.get("CRIB_RERANK") or "auto").strip().lower()
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    wanted = settings.rerank
     if wanted in ("off", "none", "no", "0", "false"):
         return "off"
     if wanted in ("mmr", "offline"):
         return "mmr"
     if wanted == "auto":
-        return "ollama" if (env.get("CRIB_RERANK_MODEL") or "").strip() else "mmr"
+        return "ollama" if settings.rerank_model else "mmr"
     return wanted
 
 
 def _deadline() -> float:
-    raw = (os.environ.get("CRIB_RERANK_DEADLINE") or "").strip()
-    try:
-        value = float(raw) if raw else DEADLINE
-    except ValueError:
-        return DEADLINE
-    return value if value > 0 else DEADLINE
+    from .config import get_settings
+
+    return float(get_settings().rerank_deadline)
 
 
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
+        from .config import get_settings
         from .models.ollama_models import DEFAULT_RERANK_MODEL
         from .models.ollama_probe import ollama_has_model
 
-        model = (os.environ.get("CRIB_RERANK_MODEL") or "").strip() or DEFAULT_RERANK_MODEL
+        model = get_settings().rerank_model or DEFAULT_RERANK_MODEL
         if not ollama_has_model(model):
             report.notes.append((0, f"rerank: Ollama model {model} not answering; offline MMR instead"))
             return None
@@ -153,7 +152,7 @@ def _grade(reranker: Any, query: str, texts: list[str], deadline: float) -> list
             raise TimeoutError(f"no grades within {deadline:g}s")
         box: dict[str, Any] = {}
 
-        def run(chunk: list[str] = texts[offset:offset + batch]) -> None:
+        def run(chunk: list[str] = texts[offset:offset + batch], box: dict[str, Any] = box) -> None:
             try:
                 box["grades"] = list(reranker.score(query, chunk))
             except BaseException as exc:  # re-raised in the caller's thread

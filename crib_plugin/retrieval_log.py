@@ -49,10 +49,12 @@ TOP_PER_CHANNEL = 10
 
 
 def _prompt_fields(text: str) -> dict[str, Any]:
-    mode = (os.environ.get("CRIB_LOG_PROMPTS") or "full").strip().lower()
-    if mode in ("hash", "sha256", "hashed"):
+    from .config import get_settings
+
+    mode = get_settings().log_prompts
+    if mode == "hash":
         return {"prompt_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-    if mode in ("none", "off", "no"):
+    if mode == "none":
         return {}
     return {"prompt": text}
 

@@ -150,12 +150,9 @@ def add_successors(memory: "Memory", retrieval: Retrieval) -> None:
     if not ids:
         return
     try:
-        rows = memory.store.execute(
-            f"SELECT id FROM entries WHERE superseded_by IS NOT NULL AND id IN ({','.join('?' * len(ids))})", ids
-        )
+        superseded = memory.store.superseded_among(ids)
     except Exception:  # a store before migration 4 has no superseded_by
         return
-    superseded = {int(r[0]) for r in rows}
     if not superseded:
         return
     present = set(ids)
@@ -164,7 +161,7 @@ def add_successors(memory: "Memory", retrieval: Retrieval) -> None:
         if hit.entry.id in superseded:
             newest = memory.store.successor_of(hit.entry.id)
             entry = memory.store.get_entry(newest) if newest is not None else None
-            if entry is not None and newest not in present:
+            if entry is not None and newest is not None and newest not in present:
                 out.append(Hit(dataclasses.replace(entry, scope=hit.entry.scope), hit.score, {}))
                 present.add(newest)
                 retrieval.notes.append((newest, f"corrects {hit.entry.id}"))

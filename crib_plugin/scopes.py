@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from .errors import InputError
+from .store.dirs import STATE_DIR
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
 
 SCOPES = ("project", "global")
-STATE_DIR = Path(".state") / "crib"
 DB_NAME = "crib.db"
-GITIGNORE = "# crib's memory store: never committed\n*\n"
 
 
 @dataclass(frozen=True)
@@ -95,13 +94,20 @@ def repo_root(cwd: Path | None = None) -> Path | None:
     return None
 
 
-def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """``CRIB_DB`` (unchanged meaning), else ``<repository root or cwd>/.state/crib/crib.db``."""
-    explicit = _env("CRIB_DB", environ)
-    if explicit:
-        return Path(explicit).expanduser()
+def repo_store(cwd: Path | None = None) -> Path:
+    """``<repository root or cwd>/.state/crib/crib.db``: the project store when nothing overrides it."""
     base = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
     return base / STATE_DIR / DB_NAME
+
+
+def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """``CRIB_DB`` (environment or config file; unchanged meaning), else :func:`repo_store`."""
+    from .config import get_settings, load_settings
+
+    settings = get_settings() if environ is None else load_settings(environ)
+    if cwd is None or settings.source("db") != "default":
+        return settings.db
+    return repo_store(cwd)
 
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:
@@ -136,23 +142,6 @@ def scope_path(scope: str, cwd: Path | None = None) -> Path:
 def stores_in_use(cwd: Path | None = None) -> list[Scope]:
     """Project then global, whether or not their files exist yet (retrieval reads them in this order)."""
     return [Scope("project", project_db(cwd)), Scope("global", global_db())]
-
-
-def prepare_store_dir(db: Path) -> None:
-    """Create the store's folder; inside a ``.state/crib`` folder, add a ``.gitignore`` holding ``*``
-    so the store (and crib's logs and session files beside it) is never committed.
-
-    Only crib's own folder gets one: a ``CRIB_DB`` pointing into a user's folder is left alone.
-    """
-    folder = db.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    if folder.name == STATE_DIR.name and folder.parent.name == STATE_DIR.parent.name:
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            try:
-                ignore.write_text(GITIGNORE, encoding="utf-8")
-            except OSError:  # a read-only folder still gets its store; git may show it
-                pass
 
 
 def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None = None, readonly: bool = False) -> "Memory":

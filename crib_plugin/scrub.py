@@ -240,6 +240,12 @@ class Scrubber:
     def _step(self, c: str) -> int:
         """Advance the tag recogniser by one character; return _MORE, _DONE or _FAIL."""
         phase = self._phase
+        if phase == _QUOTED or phase == _SPACE or phase == _ATTR or phase == _EQ:
+            return self._step_attribute(c, phase)
+        return self._step_name(c, phase)
+
+    def _step_attribute(self, c: str, phase: int) -> int:
+        """One character inside the tag after its name: spaces, ``name="value"`` attributes, ``>``."""
         if phase == _QUOTED:
             if c == '"':
                 self._phase = _SPACE
@@ -268,11 +274,14 @@ class Scrubber:
                 self._attr += c
                 return _MORE
             return _FAIL
-        if phase == _EQ:
-            if c == '"':
-                self._phase = _QUOTED
-                return _MORE
-            return _FAIL
+        # phase == _EQ
+        if c == '"':
+            self._phase = _QUOTED
+            return _MORE
+        return _FAIL
+
+    def _step_name(self, c: str, phase: int) -> int:
+        """One character of ``<``, ``/`` and the tag's name (``memory`` / ``memory-context``)."""
         if phase == _CLOSE_SPACE:
             if c == ">":
                 return _DONE

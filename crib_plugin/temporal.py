@@ -68,6 +68,7 @@ from .timeutil import ISO_FORMAT, parse_iso
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import Hit, Retrieval
+    from .store.base import Store
 
 __all__ = [
     "TimeExpression",
@@ -465,7 +466,12 @@ def _second_anchor(text: str, after: int, today: date) -> _Span | None:
 
 def _now(now: str | datetime | None) -> datetime:
     if now is None:
-        return datetime.now().astimezone()
+        from .config import fixed_now
+
+        fixed = fixed_now()
+        if fixed is None:
+            return datetime.now().astimezone()
+        now = fixed
     if isinstance(now, datetime):
         return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
     return parse_iso(now)
@@ -551,8 +557,7 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 
 def _content_words(text: str) -> dict[str, str]:
     """Content words (no stop words, ≥ 3 characters or a number) by stem — what "shared content" means."""
-    from .facts import stems
-    from .query import STOP_WORDS
+    from .text import STOP_WORDS, stems
 
     words: dict[str, str] = {}
     for word, stem in stems(text):
@@ -561,7 +566,7 @@ def _content_words(text: str) -> dict[str, str]:
     return words
 
 
-def _fact_keys(store: object, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
+def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
     """``(subject, predicate)`` of every fact (current or superseded) each entry stated."""
     from .facts import facts_for_entries
 

@@ -13,7 +13,12 @@ ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def now_iso() -> str:
-    """The current time in crib's canonical form."""
+    """The current time in crib's canonical form (``CRIB_NOW`` when set: see :func:`config.fixed_now`)."""
+    from .config import fixed_now
+
+    fixed = fixed_now()
+    if fixed is not None:
+        return to_iso(parse_iso(fixed))
     return datetime.now(timezone.utc).strftime(ISO_FORMAT)
 
 

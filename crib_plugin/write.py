@@ -56,7 +56,7 @@ def parse_write(text: str, type: str | None = None, known: Iterable[str] | None 
     """
     from .limits import check_entry
 
-    check_entry(text)  # before any regex runs over it: bounded cost, one clear line
+    check_entry(text.strip() if isinstance(text, str) else text)  # before any regex runs: bounded cost
     match = _TYPE_PREFIX.match(text)
     prefix_type = None
     if match:

@@ -90,6 +90,11 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
 
     budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH)
     try:
+        memory.embedder()  # made (and its modules imported) before the clock starts: the budget is the model's
+    except Exception as exc:  # unknown or broken embedder: the entry is still kept, its vector queued
+        budgets.embed_down = f"vector not stored (queued for `crib reindex`): {exc}"
+        return None, budgets.embed_down
+    try:
         vectors = run_within(lambda: memory._embed([i.content for i in items], previous, notes), budget, "embedding")
     except ModelUnavailable as exc:
         vectors, notes = None, [f"vector not stored (queued for `crib reindex`): {exc}"]
@@ -104,6 +109,7 @@ def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[
     if budgets.extract_down is not None:
         return None, budgets.extract_down
     try:
+        memory.extractor()  # chosen (an `auto` probe has its own short timeout) and made before the clock starts
         triples = run_within(lambda: list(memory.extractor().extract(content)), budgets.extract, "fact extraction")
     except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
         budgets.extract_down = f"facts not extracted (queued for `crib reindex`): {exc}"
@@ -117,7 +123,7 @@ def write_prepared(
     *,
     dedupe: bool = True,
     extract: bool = True,
-    batch: int = WRITE_BATCH,
+    batch: int | None = None,
     on_progress: Progress | None = None,
     audit: str | None = "write",
 ) -> list["WriteReport"]:
@@ -131,6 +137,7 @@ def write_prepared(
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
+    batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []
@@ -174,10 +181,13 @@ def _write_batch(
     if not todo:
         return
     from . import facts as facts_mod
+    from .channels.base import index_entry
     from .channels.vectors import to_blob
     from .manage import record_audit
     from .memory import WriteReport
+    from .records import Entry
     from .store.sqlite import EXTRACT_QUEUE
+    from .supersede import record_supersession
 
     store = memory.store
     items = [prepared[i] for i in todo]
@@ -195,7 +205,8 @@ def _write_batch(
                     reports[index] = WriteReport(dup, duplicate=True)
                     continue
             notes: list[str] = []
-            entry_id = store.insert_entry(item.type, item.content, item.created_at, item.metadata)
+            created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
+            entry_id = store.insert_entry(item.type, item.content, created_at, item.metadata)
             if vectors is not None and table is not None:
                 store.put_vector(table, entry_id, to_blob(vectors[position]))
             else:
@@ -206,12 +217,17 @@ def _write_batch(
                 store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
                 notes.append(extract_note)
                 triples = []
-            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=item.created_at, entry_type=item.type)
+            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
+            record_supersession(
+                store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
+                vector=to_blob(vectors[position]) if vectors is not None and table is not None else None,
+            )
+            index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
             if audit:
                 record_audit(store, audit, entry_id, type=item.type)
             reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
-        if vectors and store.get_setting("embedder") is None:
-            store.set_setting("embedder", space)
+        if vectors and store.embedder_name() is None:
+            store.set_embedder_name(space)
 
 
 def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:

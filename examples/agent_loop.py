@@ -59,7 +59,8 @@ def run(workdir: Path) -> str:
     with Memory(workdir / "crib.db", pm=pm) as memory:
         # 1. the agent stores a decision
         entry_id = pm.hook.on_store(
-            text="Chose SQLite for storage. Zero dependencies.", type="decision", metadata={"by": "agent"}, memory=memory
+            text="Chose SQLite for storage. Zero dependencies.", type="decision", metadata={"by": "agent"}, memory=memory,
+            created_at=None,  # now
         )
         print(f"[agent] stored decision as entry {entry_id}", file=sys.stderr)
 

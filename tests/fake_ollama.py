@@ -395,7 +395,7 @@ class FakeOllama:
 
     def _next_reply(self, req: RecordedRequest) -> Any:
         with self._lock:
-            for i, (path, reply) in enumerate(self._script):
+            for i, (path, reply) in enumerate(self._script):  # noqa: B007 - reply is read after the loop
                 if path is None or path == req.path:
                     del self._script[i]
                     break

@@ -97,3 +97,10 @@ def test_path_shim_finds_a_shim_hidden_behind_the_real_script(tmp_path: Path, mo
 def test_redaction_bench_runs() -> None:
     out = run_script("redaction.py", "--runs", "1")
     assert "| prose, 8,000 chars (one injected block) |" in out and "import detect_secrets" in out
+
+
+def test_hostile_bench_quick(tmp_path: Path) -> None:
+    out = run_script("hostile.py", "--quick", "--runs", "1", "--keep", str(tmp_path / "stores"), timeout=600)
+    rows = [row for row in table_rows(out) if row[0] != "store"]
+    assert len(rows) == 8  # 2 stores x 2 inputs x (hook, retrieve)
+    assert all(row[5] == "yes" for row in rows), out

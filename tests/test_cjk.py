@@ -9,8 +9,9 @@ from typing import Any
 
 import apsw
 import pytest
+from conftest import assert_fts_ran
 
-from crib_plugin.query import cjk_grams, gram_expression, glued_words
+from crib_plugin.query import cjk_grams, glued_words, gram_expression
 from crib_plugin.store import cjk
 from crib_plugin.store.schema import MIGRATIONS
 from crib_plugin.store.sqlite import open_store
@@ -175,8 +176,22 @@ def test_unrelated_cjk_prompt_finds_nothing(no_like: tuple[Any, dict[str, int]],
 
 def test_hostile_cjk_input_is_inert(mem: tuple[Any, dict[str, int]]) -> None:
     memory, _ = mem
-    for prompt in ['"缓存', '缓存" OR "*', "缓存 NEAR(数据 库)", '数据:库^', "(((缓存", '""缓存""']:
+    for prompt in HOSTILE_CJK:
         memory.search(prompt, channels=["fts"])  # must not raise
+        assert_fts_ran(memory, prompt)  # and FTS5 must not have raised inside the channel either
+
+
+HOSTILE_CJK = ['"缓存', '缓存" OR "*', "缓存 NEAR(数据 库)", '数据:库^', "(((缓存", '""缓存""']
+
+
+def test_the_hostile_cjk_test_fails_when_fts5_errors(mem: tuple[Any, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Break the gram sanitiser on purpose (the raw prompt as the MATCH expression): the test
+    above must then fail, because the channel reports that FTS5 raised."""
+    from crib_plugin import query
+
+    monkeypatch.setattr(query, "gram_expression", lambda grams, words: " ".join(grams) + ' "' if grams else "")
+    with pytest.raises(AssertionError, match="the fts channel failed"):
+        test_hostile_cjk_input_is_inert(mem)
 
 
 # -- the index's life cycle -----------------------------------------------------------------------

@@ -33,6 +33,7 @@ from crib_plugin.claude import (
     resolve_db,
     sanitise_session_id,
 )
+from crib_plugin.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "bin" / "crib"
@@ -206,7 +207,8 @@ def test_a_template_that_overflows_the_cap_drops_items_until_it_fits(crib: Any, 
             '<memory-context context_time="{{ context_time }}">\n' + "p" * padding +
             '\n{% include "_items.md.j2" %}\n</memory-context>\n'
         )
-        result = crib("hook", "user-prompt-submit", input=ups(session), env={**SLOW_OK, "CRIB_TEMPLATES": str(templates)})
+        prompt = "how is the SQLite storage set up: WAL mode, dependencies?"  # both entries bear on it
+        result = crib("hook", "user-prompt-submit", input=ups(session, prompt=prompt), env={**SLOW_OK, "CRIB_TEMPLATES": str(templates)})
         assert result.returncode == 0
         return context_of(result.stdout) if result.stdout else ""
 
@@ -485,7 +487,8 @@ def test_hook_timeout_parsing() -> None:
     assert hook_timeout({}) == 2.0
     assert hook_timeout({"CRIB_HOOK_TIMEOUT": "0.25"}) == 0.25
     for bad in ("abc", "-1", "0", "nan"):
-        assert hook_timeout({"CRIB_HOOK_TIMEOUT": bad}) == 2.0
+        with pytest.raises(ConfigError, match="CRIB_HOOK_TIMEOUT must be a (finite )?number > 0"):
+            hook_timeout({"CRIB_HOOK_TIMEOUT": bad})
     assert hook_timeout({"CRIB_HOOK_TIMEOUT": "1e9"}) == claude.MAX_TIMEOUT
 
 

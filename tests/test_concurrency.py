@@ -80,9 +80,9 @@ def test_a_lock_held_past_the_timeout_is_one_clear_error(db: Path, monkeypatch: 
 def test_eight_simultaneous_first_writes_on_a_new_store(tmp_path: Path) -> None:
     """They race to create and migrate the store: every one must succeed, once each."""
     db = tmp_path / "new" / "crib.db"
-    from conftest import run_crib  # noqa: F401 - same environment as the crib fixture
-
     import os
+
+    from conftest import run_crib  # noqa: F401 - same environment as the crib fixture
 
     env = dict(os.environ, CRIB_DB=str(db))
     procs = [

@@ -7,13 +7,12 @@ here), and the acceptance session of issue 3 runs the real ``crib`` command in f
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import pytest
+from fake_embedder import FakeEmbedder
 
 from crib_plugin import facts as F
 from crib_plugin.facts import (
@@ -66,33 +65,11 @@ def triples_of(facts: Sequence[Any]) -> list[tuple[str, str, str]]:
     return [(f.subject, f.predicate, f.object) for f in facts]
 
 
-class StubEmbedder:
-    """Deterministic hashed bag-of-words vectors: keeps Memory.write offline and fast."""
-
-    name = "stub"
-    model = "hash"
-    dim = 32
-    default_floor = 0.99  # the vector channel stays out of the way in these tests
-
-    def _vec(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float32)
-        for word in text.lower().split():
-            vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norm = np.linalg.norm(vec)
-        return vec / norm if norm else vec
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._vec(t) for t in texts]).astype(np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vec(text)
-
-
 @pytest.fixture
-def mem(db: Path) -> Iterator[Any]:
+def mem(db: Path, fake_embedder: Any) -> Iterator[Any]:
     from crib_plugin import Memory
 
-    with Memory(db, embedder=StubEmbedder()) as m:
+    with Memory(db) as m:
         yield m
 
 
@@ -536,7 +513,7 @@ def test_ollama_extraction_end_to_end_is_deterministic(db: Path, fake_ollama: An
 
     fake_ollama.respond_with(model)
     text = "ClientA pays Net30; we do not use PayPal."
-    with Memory(db, embedder=StubEmbedder()) as mem:
+    with Memory(db, embedder=FakeEmbedder()) as mem:
         first = mem.write(text, created_at=T1)
         second = mem.write(text, created_at=T2, metadata={"session": 2})  # same text, new entry
         assert first != second
@@ -562,7 +539,7 @@ def test_ollama_bad_output_keeps_the_entry_and_stores_no_facts(db: Path, fake_ol
     monkeypatch.setenv("CRIB_EXTRACTOR", "ollama")
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     fake_ollama.script("{not json")
-    with Memory(db, embedder=StubEmbedder()) as mem:
+    with Memory(db, embedder=FakeEmbedder()) as mem:
         entry_id = mem.write("ClientA pays Net30", created_at=T1)
         assert mem.entry(entry_id) is not None
         assert mem.last_write is not None and mem.last_write.facts == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 RECORDS = [
     {"content": "Chose SQLite for storage.", "type": "decision", "created_at": "2026-02-09T10:00:00Z", "metadata": {"source": "adr-1"}},
     {"content": "The build broke on ARM: missing wheel.", "type": "error", "created_at": "2026-02-10T08:30:00Z", "metadata": {}},

@@ -221,6 +221,6 @@ def test_forget_rejects_ids_that_cannot_exist(memory: Any) -> None:
     memory.write("a note that stays")
     assert manage.forget(memory, [0, -1, 2**70]) == []
     memory.close()
-    assert "not an entry id" in invoke("forget", "99999999999999999999999", code=1).output
+    assert "no entry with id" in invoke("forget", "99999999999999999999999", code=1).output
     assert "not an entry id" in invoke("forget", "abc", code=1).output
     assert len(json.loads(invoke("list", "--json").output)) == 1

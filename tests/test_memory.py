@@ -57,11 +57,9 @@ def test_unknown_channel_is_a_clean_error(crib) -> None:
     assert result.returncode == 1 and "unknown channel bogus" in result.stderr
 
 
-def test_ollama_embedder_against_loopback_server(fake_ollama, db) -> None:
-    import os
-
-    os.environ["OLLAMA_HOST"] = fake_ollama.host
-    os.environ["CRIB_EMBEDDER"] = "ollama"
+def test_ollama_embedder_against_loopback_server(fake_ollama, db, monkeypatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    monkeypatch.setenv("CRIB_EMBEDDER", "ollama")
     from crib_plugin.config import load_settings
 
     with Memory(db, settings=load_settings()) as mem:

@@ -45,7 +45,7 @@ def test_a_block_split_across_batches_and_inside_its_tags_never_reaches_the_scre
 
 def test_state_is_kept_per_message_and_plain_batches_print_nothing(crib: Any, db: Path) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)
-    assert display(crib("hook", "message-display", input=payload("A <memory>\nhidden", 0, message_id="m1"))) == "A "
+    assert display(crib("hook", "message-display", input=payload('A <memory context_time="t">\nhidden', 0, message_id="m1"))) == "A "
     # another message streaming meanwhile is not inside m1's block
     assert display(crib("hook", "message-display", input=payload("plain text, a < b\n", 0, message_id="m2"))) is None
     assert display(crib("hook", "message-display", input=payload("still hidden\n", 1, message_id="m1"))) == ""
@@ -55,7 +55,7 @@ def test_state_is_kept_per_message_and_plain_batches_print_nothing(crib: Any, db
 
 def test_a_state_file_lives_exactly_as_long_as_the_open_block(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    batch = DisplayBatch("m1", "s1", "x <memory-context>\nsecret", final=False)
+    batch = DisplayBatch("m1", "s1", 'x <memory-context context_time="t">\nsecret', final=False)
     assert scrub_batch(batch, cache / "display") == "x "
     assert len(list((cache / "display").iterdir())) == 1
     assert scrub_batch(DisplayBatch("m1", "s1", "\n</memory-context>y", final=True), cache / "display") == "y"
@@ -64,7 +64,7 @@ def test_a_state_file_lives_exactly_as_long_as_the_open_block(tmp_path: Path) ->
 
 def test_a_cut_off_block_at_the_final_batch_is_dropped(tmp_path: Path) -> None:
     folder = tmp_path / "display"
-    assert scrub_batch(DisplayBatch("m", "s", "ok <memory-context a=\"", final=False), folder) == "ok "
+    assert scrub_batch(DisplayBatch("m", "s", "ok <memory-context context_time=\"", final=False), folder) == "ok "
     assert scrub_batch(DisplayBatch("m", "s", "1\">never closed", final=True), folder) == ""
 
 

@@ -35,7 +35,6 @@ from crib_plugin.query import has_cjk
 from crib_plugin.records import ENTRY_TYPES
 from crib_plugin.timeutil import normalise_iso
 
-
 # -- the data files ----------------------------------------------------------------------------
 
 

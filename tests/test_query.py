@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import assert_fts_ran
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,25 @@ HOSTILE = [
 def test_hostile_input_never_raises_in_fts5(memory, text: str) -> None:
     memory.write("System.out.println prints a line; ERR_VAL_9021 is a validation error; valid_until marks history.")
     memory.search(text)  # must not raise
+    assert_fts_ran(memory, text)  # and FTS5 must not have raised inside the channel either
+
+
+def test_the_hostile_input_test_fails_when_fts5_errors(memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Break the sanitiser on purpose (raw text as the MATCH expression): FTS5 raises on hostile
+    input, the channel reports ``ran=False``, and the test above must fail."""
+    from dataclasses import replace
+
+    from crib_plugin import recall
+
+    real = recall.prepare
+    monkeypatch.setattr(recall, "prepare", lambda text: replace(real(text), fts_expression=text))
+    failures = 0
+    for text in HOSTILE:
+        try:
+            test_hostile_input_never_raises_in_fts5(memory, text)
+        except AssertionError:
+            failures += 1
+    assert failures >= 5
 
 
 @settings(max_examples=200, deadline=None)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from crib_plugin.relevance import decide
-
 CODING = [
     "type=decision Chose SQLite for storage. Zero dependencies.",
     "type=error The task queue crashed when two workers claimed the same job; fixed with a row lock.",
@@ -88,3 +86,17 @@ def test_calibrate_cli_dry_run_and_reset(crib) -> None:
     report = json.loads(crib("calibrate", "--dry-run").stdout)
     assert report["written"] is False and "off_topic_best_cosine" in report
     assert json.loads(crib("calibrate", "--reset").stdout) == {"reset": True}
+
+
+def test_calibrate_never_lowers_the_gate_on_a_small_store(memory) -> None:
+    """Issue 12: calibrating a 20-entry store lowered the gate and made injection noisier."""
+    from crib_plugin.calibrate import calibrate
+    from crib_plugin.relevance import default_gate, vector_gate
+
+    for i in range(22):
+        memory.write(f"Build note {i}: the CI pipeline for service {i} runs pytest then ruff on every push.")
+    shipped = default_gate(memory.embedder_key(), memory.store.count_entries())
+    report = calibrate(memory, write=True)
+    assert report["gate"] >= round(shipped, 3) - 1e-3
+    memory.store.set_setting(f"gate:{memory.embedder_key()}", "0.05")  # an old calibration that lowered it
+    assert vector_gate(memory) == shipped

@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
-
-import pytest
 from pathlib import Path
 
-from crib_plugin.render import CONTEXT, render_block
+import pytest
+
 from crib_plugin.records import Entry, Fact
+from crib_plugin.render import CONTEXT, render_block
 from crib_plugin.scrub import scrub_text
 
 ENTRY = Entry(1, "decision", "Chose SQLite for storage.", "2026-02-09T10:00:00Z")

@@ -210,7 +210,7 @@ def _grade_for(request) -> dict[str, int]:  # type: ignore[no-untyped-def]
 
 
 def _over_budget_retrieval(memory: Memory) -> tuple[Retrieval, dict[str, str]]:
-    ids = _write_all(memory, [DEPLOY, NOTIFY, ROLLBACK])
+    _write_all(memory, [DEPLOY, NOTIFY, ROLLBACK])
     retrieval = memory.recall("deploy script")
     assert len(retrieval.hits) == 3
     return retrieval, {h.entry.id: h.entry.content for h in retrieval.hits}

@@ -179,6 +179,8 @@ def _lookalikes() -> list[str]:
         "Set PASSWORD_FILE=/run/secrets/db_password in compose.",
         "export GITHUB_TOKEN=$GH_TOKEN in the workflow.",
         'api_key = os.environ["OPENAI_API_KEY"]',
+        "tokens = tokenizer(text); token=self.tokenizer.decode(ids)",
+        "password=settings.DB_PASSWORD and api_key=get_api_key() in the factory",
         "password: ${DB_PASSWORD}",
         f"base64 of 'hello world' is {base64.b64encode(b'hello world').decode()}.",
         f"The fixture holds {base64.b64encode(b'the quick brown fox jumps').decode()} as sample data.",
@@ -389,3 +391,17 @@ def test_adversarial_inputs_complete(text: str) -> None:
 
 def test_marker_format() -> None:
     assert re.fullmatch(r"\[REDACTED:[a-z0-9-]+\]", redact_mod.marker("aws-secret-key"))
+
+
+def test_secrets_stored_verbatim_earlier_are_redacted_when_shown(cli_env: dict[str, str]) -> None:
+    # Stored with redaction off (as by an older crib, or another tool), shown with it on.
+    runner = CliRunner()
+    raw_env = dict(cli_env, CRIB_REDACT="0")
+    for case in SECRETS[:25]:
+        _invoke(runner, ["write"], raw_env, input=case.sentence)
+    assert any(c.secret in _invoke(runner, ["export"], raw_env) for c in SECRETS[:25])
+    for query in ["key token", "password", "Stripe Slack GitHub AWS"]:
+        _assert_no_secret(_invoke(runner, ["retrieve", query], cli_env))
+        _assert_no_secret(_invoke(runner, ["retrieve", "--format", "context", query], cli_env))
+        _assert_no_secret(_invoke(runner, ["search", "--json", query], cli_env))
+        _assert_no_secret(_invoke(runner, ["search", query], cli_env))

@@ -149,8 +149,9 @@ def test_retrieve_says_when_a_channel_did_not_run(crib) -> None:
     assert "CRIB_EMBEDDER=ollama ignored" in result.stderr
 
 
-def test_per_prompt_commands_skip_the_cli_framework(crib) -> None:
+def test_per_prompt_commands_skip_the_cli_framework(crib_cold) -> None:
     """`crib retrieve` and the prompt hook run once per prompt: they must not pay for importing click."""
+    crib = crib_cold  # what a fresh process imports is the point
     _seed(crib)
     for args, payload in ((("retrieve",), "what storage did we choose?"), (("hook", "user-prompt-submit"), '{"session_id": "s", "prompt": "storage"}')):
         result = crib(*args, input=payload, env={"PYTHONPROFILEIMPORTTIME": "1", "CRIB_HOOK_TIMEOUT": "60"})

@@ -30,6 +30,7 @@ class FactsChannel:
     """Entity-name lookup → one hop over current relations → facts plus their source entries."""
 
     name = "facts"
+    gate = "match"  # any floor-passing hit opens the relevance gate (a fact matched on two counts)
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
         from ..facts import match_facts  # here, not at import: registration must stay cheap

@@ -74,6 +74,7 @@ class FullTextChannel:
     """BM25 over the word index and the CJK gram index, exact terms boosted."""
 
     name = "fts"
+    gate = "coverage"  # the relevance gate measures how much of the prompt its top hits contain
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
         # imported here: registering the channel (before the prefetch fork) must stay cheap

@@ -36,6 +36,7 @@ class VectorChannel:
 
     name = "vector"
     needs_embedding = True  # run after the other channels, so a prefetch worker has time to answer
+    gate = "similarity"  # the relevance gate compares its top score with the store's calibrated gate
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
         result = ChannelResult(channel=self.name)

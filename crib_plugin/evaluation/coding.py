@@ -28,14 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager
 
 from ..errors import ConfigError
 
@@ -226,21 +224,11 @@ def fingerprint(data_dir: Path = DATA_DIR) -> str:
 # -- the store ---------------------------------------------------------------------------------
 
 
-@contextmanager
-def fixed_now(now: str | None) -> Iterator[None]:
+def fixed_now(now: str | None) -> ContextManager[None]:
     """``CRIB_NOW`` set to ``now`` for the duration (restored after), so relative time is reproducible."""
-    if now is None:
-        yield
-        return
-    previous = os.environ.get("CRIB_NOW")
-    os.environ["CRIB_NOW"] = now
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("CRIB_NOW", None)
-        else:
-            os.environ["CRIB_NOW"] = previous
+    from ..config import overriding
+
+    return overriding("CRIB_NOW", now)
 
 
 def build_store(db: Path, memories: Sequence[CodingMemory]) -> dict[str, int]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -59,9 +58,11 @@ class Conversation:
 
 def default_data_path() -> Path:
     """``CRIB_LOCOMO``, else ``../shared/eval/locomo/locomo10.json`` beside the checkout."""
-    env = os.environ.get("CRIB_LOCOMO")
-    if env:
-        return Path(env)
+    from ..config import get_settings
+
+    configured = get_settings().locomo
+    if configured:
+        return configured
     here = Path(__file__).resolve()
     for base in (Path.cwd(), *here.parents):
         candidate = base.parent / "shared" / "eval" / "locomo" / "locomo10.json"
@@ -148,14 +149,13 @@ def data_fingerprint(path: Path) -> str:
 
 def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress: Callable[[str], None] | None = None) -> Any:
     """Write a conversation's turns into a new store at ``db`` through ``Memory.write_many``."""
-    from ..config import Settings, load_settings
+    from ..config import Settings
     from ..memory import Memory, NewEntry
 
     if db.exists():
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
-    # CRIB_EMBEDDER picks the embedder, as the store's cache path (store_path) already assumes
-    memory = Memory(db, settings=Settings(db=db, embedder=load_settings().embedder))
+    memory = Memory(db, settings=Settings.for_eval(db))
     items = [
         NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
         for t in conv.turns
@@ -184,6 +184,12 @@ class Report:
     without_adversarial: dict[str, Scores] = field(default_factory=dict)
     questions: int = 0
     seconds: float = 0.0
+    blocks: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # system → (evidence recall, entries)
+
+    def add_block(self, system: str, ids: Sequence[str], question: Question) -> None:
+        """The whole injected block at the default budget: its evidence recall and its size."""
+        found = len(set(ids) & question.evidence) / len(question.evidence) if question.evidence else 0.0
+        self.blocks.setdefault(system, []).append((found, len(ids)))
 
     def add(self, system: str, ranked: Sequence[str], question: Question) -> None:
         self.systems.setdefault(system, Scores()).add(ranked, question.evidence)
@@ -207,6 +213,16 @@ class Report:
         for name in self.systems:
             row = [self.by_category.get((name, c), Scores()).mean("R@10") for c in cats]
             lines.append(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+        if self.blocks:
+            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean entries | entries when injected | injected % |", "|---|---|---|---|---|"]
+            for name, rows in self.blocks.items():
+                recall = 100 * sum(r for r, _ in rows) / len(rows)
+                sizes = [n for _, n in rows]
+                nonempty = [n for n in sizes if n]
+                lines.append(
+                    f"| {name} | {recall:.1f} | {sum(sizes) / len(sizes):.2f} | "
+                    f"{(sum(nonempty) / len(nonempty)) if nonempty else 0:.2f} | {100 * len(nonempty) / len(sizes):.1f} |"
+                )
         return "\n".join(lines)
 
 
@@ -234,7 +250,7 @@ def evaluate(
     started = time.perf_counter()
     for conv in conversations:
         db = stores[conv.sample_id]
-        with Memory(db, settings=Settings(db=db), create=False) as memory:
+        with Memory(db, settings=Settings.for_eval(db), create=False) as memory:
             available = [c for c in channels if c in memory.registry.channels]
             for question in conv.questions[:limit_questions]:
                 query = prepare(question.question)
@@ -248,6 +264,9 @@ def evaluate(
                 if injected:
                     chosen = memory.select(replace(fused, hits=list(fused.hits), dropped=[]), max_items=max(KS))
                     report.add("fused, as injected", ranked_ids(chosen.hits), question)
+                    for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
+                        block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
+                        report.add_block(name, ranked_ids(block.hits), question)
                 report.questions += 1
         if progress:
             progress(f"{conv.sample_id}: {report.questions} questions so far")

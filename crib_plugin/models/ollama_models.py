@@ -28,14 +28,8 @@ Environment variables honoured:
 
 from __future__ import annotations
 
-import ipaddress
+import functools
 import json
-import math
-import os
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
@@ -44,6 +38,16 @@ import numpy as np
 from ..errors import ConfigError, ModelError, ModelUnavailable
 from ..records import Triple
 from .base import l2_normalise
+from .ollama_host import (  # re-exported: the public names of the Ollama backend
+    DEFAULT_HOST,
+    _base_name,
+    _is_loopback,
+    _one_line,
+    model_available,
+    ollama_host,
+    ollama_timeout,
+    probe_ollama,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import ollama
@@ -66,8 +70,6 @@ __all__ = [
     "validate_facts",
 ]
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
-DEFAULT_PORT = 11434
 DEFAULT_EMBEDDING_MODEL = "nomic-embed-text"
 DEFAULT_EXTRACTION_MODEL = "gemma3:1b"
 DEFAULT_RERANK_MODEL = "gemma3:1b"
@@ -108,154 +110,16 @@ T = TypeVar("T")
 
 
 # ----------------------------------------------------------------------------------------------
-# Configuration
-# ----------------------------------------------------------------------------------------------
-
-
-def ollama_host(host: str | None = None) -> str:
-    """The Ollama base URL: ``host`` if given, else ``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``.
-
-    Normalised the way the ``ollama`` CLI reads ``OLLAMA_HOST``: no scheme means ``http://``; no port
-    means 11434 (80/443 when a scheme is given); ``:PORT`` means localhost; the bind-all addresses
-    ``0.0.0.0`` / ``::`` (which people set so the *server* listens everywhere) mean loopback for a client;
-    a trailing slash is dropped. A non-numeric port raises ConfigError.
-    """
-    raw = (host if host is not None else os.environ.get("OLLAMA_HOST", "")).strip()
-    if not raw:
-        return DEFAULT_HOST
-    scheme = "http"
-    default_port = DEFAULT_PORT
-    if "://" in raw:
-        scheme, raw = raw.split("://", 1)
-        scheme = scheme.lower() or "http"
-        default_port = 443 if scheme == "https" else 80
-    netloc, _, path = raw.partition("/")
-    path = path.rstrip("/")
-    hostname, port = netloc, ""
-    if netloc.startswith("["):  # [ipv6]:port
-        end = netloc.find("]")
-        hostname, rest = netloc[1:end], netloc[end + 1 :]
-        port = rest[1:] if rest.startswith(":") else ""
-    elif netloc.count(":") == 1:
-        hostname, port = netloc.split(":")
-    elif netloc.count(":") > 1:  # bare ipv6 without brackets
-        hostname = netloc
-    hostname = hostname or "127.0.0.1"
-    if hostname in ("0.0.0.0", "::"):
-        hostname = "127.0.0.1"
-    if not port:
-        port = str(default_port)
-    if not port.isdigit():
-        raise ConfigError(f"OLLAMA_HOST has an invalid port: {port!r}")
-    if ":" in hostname:
-        hostname = f"[{hostname}]"
-    url = f"{scheme}://{hostname}:{port}"
-    return f"{url}/{path}" if path else url
-
-
-def ollama_timeout(default: float) -> float:
-    """Per-request timeout in seconds: ``$CRIB_OLLAMA_TIMEOUT`` when set, else ``default``.
-
-    A value that is not a positive number is a configuration error (loud, rather than silently
-    falling back to a timeout the user did not ask for).
-    """
-    raw = os.environ.get("CRIB_OLLAMA_TIMEOUT", "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"CRIB_OLLAMA_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"CRIB_OLLAMA_TIMEOUT must be positive, got {raw!r}")
-    return value
-
-
-def _is_loopback(url: str) -> bool:
-    hostname = urllib.parse.urlsplit(url).hostname or ""
-    if hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(hostname).is_loopback
-    except ValueError:
-        return False
-
-
-def _full_name(model: str) -> str:
-    last = model.rsplit("/", 1)[-1]
-    return model if ":" in last else f"{model}:latest"
-
-
-def _base_name(model: str) -> str:
-    """``"library/nomic-embed-text:v1.5"`` → ``"nomic-embed-text"``."""
-    return model.rsplit("/", 1)[-1].split(":", 1)[0].lower()
-
-
-def model_available(model: str, models: Sequence[str]) -> bool:
-    """Whether ``model`` is among ``models`` (names from ``/api/tags``), treating no tag as ``:latest``."""
-    wanted = _full_name(model)
-    return any(_full_name(m) == wanted for m in models)
-
-
-def _one_line(text: Any, limit: int = 200) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-# ----------------------------------------------------------------------------------------------
-# Probe
-# ----------------------------------------------------------------------------------------------
-
-
-def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any]:
-    """Ask an Ollama server whether it is there, which version it is and which models it has.
-
-    Returns ``{"host", "reachable", "version", "models", "error", "seconds"}``: ``models`` is the list
-    of model names from ``/api/tags``; ``error`` is a one-line reason (None when reachable). Never
-    raises and caches nothing (each call asks again); each of its two GETs has ``timeout`` seconds.
-    Uses only the standard library so ``crib doctor`` and hooks do not pay for importing ``ollama``.
-    """
-    started = time.monotonic()
-    result: dict[str, Any] = {"host": None, "reachable": False, "version": None, "models": [], "error": None}
-    try:
-        base = ollama_host(host)
-        result["host"] = base
-        handlers: list[Any] = [urllib.request.ProxyHandler({})] if _is_loopback(base) else []
-        opener = urllib.request.build_opener(*handlers)
-
-        def get(path: str) -> Any:
-            with opener.open(base + path, timeout=timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
-
-        try:
-            version = get("/api/version")
-            if isinstance(version, dict) and isinstance(version.get("version"), str):
-                result["version"] = version["version"]
-        except urllib.error.HTTPError:
-            pass  # an old or proxied server without /api/version can still list models
-        tags = get("/api/tags")
-        if not isinstance(tags, dict) or not isinstance(tags.get("models"), list):
-            raise ValueError("/api/tags did not return a model list")
-        result["models"] = [
-            str(m.get("name") or m.get("model")) for m in tags["models"] if isinstance(m, dict) and (m.get("name") or m.get("model"))
-        ]
-        result["reachable"] = True
-    except urllib.error.HTTPError as exc:
-        result["error"] = f"HTTP {exc.code} from {result['host']}"
-    except urllib.error.URLError as exc:
-        result["error"] = _one_line(f"cannot reach {result['host']}: {exc.reason}")
-    except TimeoutError:
-        result["error"] = f"no answer from {result['host']} within {timeout:g}s"
-    except Exception as exc:  # noqa: BLE001 - a probe never raises
-        result["error"] = _one_line(f"{type(exc).__name__}: {exc}")
-    result["seconds"] = round(time.monotonic() - started, 4)
-    return result
-
-
-# ----------------------------------------------------------------------------------------------
 # Shared client plumbing
 # ----------------------------------------------------------------------------------------------
 
+
+
+def _configured(name: str) -> Any:
+    """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
+    from ..config import get_settings
+
+    return getattr(get_settings(), name)
 
 class _OllamaBase:
     """Holds host, model and timeout, builds the ``ollama.Client`` lazily and maps its errors."""
@@ -361,7 +225,7 @@ class OllamaEmbedder(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  batch_size: int = EMBED_BATCH) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_EMBEDDING_MODEL", "").strip() or DEFAULT_EMBEDDING_MODEL,
+            model or _configured("embedding_model") or DEFAULT_EMBEDDING_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EMBED_TIMEOUT),
         )
@@ -397,7 +261,7 @@ class OllamaEmbedder(_OllamaBase):
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            response = self._call("embed", lambda: self.client.embed(model=self.model, input=batch))
+            response = self._call("embed", functools.partial(self.client.embed, model=self.model, input=batch))
             vectors = response.embeddings
             if vectors is None or len(vectors) != len(batch):
                 got = 0 if vectors is None else len(vectors)
@@ -557,7 +421,7 @@ class OllamaExtractor(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  max_facts: int = MAX_FACTS) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_EXTRACTION_MODEL", "").strip() or DEFAULT_EXTRACTION_MODEL,
+            model or _configured("extraction_model") or DEFAULT_EXTRACTION_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EXTRACT_TIMEOUT),
         )
@@ -646,7 +510,7 @@ class OllamaReranker(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  workers: int = RERANK_WORKERS) -> None:
         super().__init__(
-            model or os.environ.get("CRIB_RERANK_MODEL", "").strip() or DEFAULT_RERANK_MODEL,
+            model or _configured("rerank_model") or DEFAULT_RERANK_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(RERANK_TIMEOUT),
         )

@@ -1,7 +1,7 @@
 """Is Ollama there, with this model? A per-process cached answer for the hot paths.
 
 The write path (choosing the fact extractor) and ``crib doctor`` ask this; the probe itself
-(:func:`crib_plugin.models.ollama_models.probe_ollama`) uses only the standard library, so neither
+(:func:`crib_plugin.models.ollama_host.probe_ollama`) uses only the standard library, so neither
 pays for importing the ``ollama`` client just to learn that Ollama is not running.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .ollama_models import model_available, probe_ollama
-from .ollama_models import ollama_host as _ollama_host
+from .ollama_host import model_available, probe_ollama
+from .ollama_host import ollama_host as _ollama_host
 
 
 def ollama_host() -> str:
@@ -28,4 +28,4 @@ def list_models(host: str, timeout: float = 0.5) -> tuple[str, ...] | None:
 def ollama_has_model(model: str, host: str | None = None) -> bool:
     """True when Ollama answers and serves ``model`` (``name`` or ``name:latest``)."""
     names = list_models(host or ollama_host())
-    return bool(names) and model_available(model, names)
+    return bool(names) and model_available(model, names or ())

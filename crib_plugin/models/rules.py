@@ -21,7 +21,8 @@ text                                                triples
                                                     ``used_for_<role>``
 ``X uses/chose/picked/adopted/switched to Y``       (X, uses, Y); ``Y and Z`` → two facts
 ``we switched from A to B``                         (project, uses, B), (project, not_uses, A)
-``we use A instead of B``                           (project, uses, A), (project, not_uses, B)
+``we use A instead of B`` / ``A over B``           (project, uses, A), (project, not_uses, B)
+``we chose A for the billing service`` (no role)    (billing service, uses, A)
 ``X lives in / moved to Y``                         (X, lives_in, Y)
 ``X is based in / located in Y``                    (X, located_in, Y)
 ``X works at/for Y``                                (X, works_at, Y)
@@ -119,7 +120,7 @@ _BOUNDARY_NO_COMMA = re.compile(
     r"due to|as|though|although|unless|if|whereas|instead of|rather than|except)\s)",
     re.IGNORECASE,
 )
-_INSTEAD = re.compile(r"\s(?:instead of|rather than)\s+(?P<other>[^,;.()]+)", re.IGNORECASE)
+_INSTEAD = re.compile(r"\s(?:instead of|rather than|over)\s+(?P<other>[^,;.()]+?)(?=\s+(?:for|as)\s|[,;.()]|$)", re.IGNORECASE)
 _FOR_ROLE = re.compile(r"^(?P<thing>.+?)\s+(?:for|as)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<role>[\w .+/-]{2,30})$", re.I)
 _LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s*&\s*)", re.IGNORECASE)
 _ARROW = re.compile(r"\s*(?:→|->|=>|⇒)\s*")
@@ -444,12 +445,22 @@ def _use_facts(subject: str, raw_object: str) -> list[Triple] | None:
         other = _object(instead.group("other"))
         if other:
             extra.append(Triple(subject, "not_uses", other))
-        raw_object = (" " + raw_object)[: instead.start()].strip()
+        padded = " " + raw_object
+        raw_object = (padded[: instead.start()] + padded[instead.end():]).strip()  # "A over B for X" → "A for X"
     head = _BOUNDARY.split(" " + raw_object.strip(), maxsplit=1)[0].strip().rstrip(".")
     role_match = _FOR_ROLE.match(head)
     if role_match:
         thing = _object(role_match.group("thing"))
         predicate = _role(role_match.group("role"))
+        determined = bool(re.search(r"\b(?:the|our|its|their)\s+$", head[: role_match.start("role")], re.I))
+        if thing and predicate and subject == PROJECT and predicate.startswith("used_for_") and determined:
+            # "for the billing service" names a component; "for templates" / "for testing" a role
+            # "we chose PostgreSQL for the billing service": the billing service is the subject that
+            # uses it — a findable entity — not a predicate of the project.
+            component = clean_name(role_match.group("role"))
+            if component:
+                extra = [Triple(component, t.predicate, t.object) for t in extra]
+                return [Triple(component, "uses", thing), *extra]
         if thing and predicate:
             return [Triple(subject, predicate, thing), *extra]
     obj = _object(raw_object)
@@ -604,7 +615,7 @@ def _rule_attribute(text: str) -> list[Triple] | None:
         attr = normalise_predicate(match.group("attr"))
         raw = match.group("value").strip()
         value = _object(raw)
-        plain_word = bool(value) and len(value.split()) == 1 and value.casefold() not in VAGUE
+        plain_word = bool(value and len(value.split()) == 1 and value.casefold() not in VAGUE)
         if not owner or not attr or not value or not (plain_word or _noun_phrase(raw)) or len(attr.split("_")) > 3:
             return None
         return [Triple(owner, attr, value)]

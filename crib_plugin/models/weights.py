@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +26,7 @@ from typing import IO, Any
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
 # them, and urllib.request alone costs ~40 ms to import.
 from ..errors import ModelUnavailable
+from .atomic_dir import _lock, _publish, _remove_tree, _staging
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -67,11 +67,11 @@ class _FetchError(Exception):
 def default_cache_dir() -> Path:
     """The models cache root: ``$CRIB_MODEL_DIR``, else ``$XDG_CACHE_HOME/crib/models``, else
     ``~/.cache/crib/models``."""
-    env = os.environ.get("CRIB_MODEL_DIR")
-    if env:
-        return Path(env).expanduser()
-    from ..config import user_cache_root
+    from ..config import setting_value, user_cache_root
 
+    configured = setting_value("model_dir")
+    if configured:
+        return Path(configured)
     return user_cache_root() / "models"
 
 
@@ -429,102 +429,3 @@ def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
         digest.update(chunk)
         dst.write(chunk)
     return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Atomic publication and locking
-
-
-@contextlib.contextmanager
-def _staging(target: Path) -> Iterator[Path]:
-    """A fresh temporary folder beside ``target`` (same filesystem, so rename is atomic),
-    deleted on the way out unless it was published."""
-    import tempfile
-
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
-        # mkdtemp makes the folder private; the published model is plain, world-readable data
-        staging.chmod(0o755)
-        yield staging
-    finally:
-        if staging.exists():
-            _remove_tree(staging)
-
-
-def _publish(staging: Path, target: Path) -> None:
-    """Move ``staging`` into place as ``target``; an old ``target`` is moved aside first and then
-    deleted, so readers see either the old folder or the complete new one."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        _remove_tree(old)
-        os.replace(target, old)
-    os.replace(staging, target)
-    if old is not None:
-        _remove_tree(old)
-
-
-def _remove_tree(path: Path) -> None:
-    """Delete a file or folder if it exists, ignoring errors (cleanup must not mask the cause)."""
-    import shutil
-
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(OSError):
-            path.unlink()
-
-
-@contextlib.contextmanager
-def _lock(target: Path) -> Iterator[None]:
-    """An exclusive inter-process lock on ``<target>.lock`` (blocking), so one process downloads
-    while the others wait and then find the model ready. Without a lockable filesystem the
-    atomic rename still keeps the cache consistent, so the lock degrades to a no-op."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(target.with_name(f".{target.name}.lock"), "a+b")
-    except OSError:
-        yield
-        return
-    try:
-        _acquire(handle)
-        yield
-    finally:
-        _release(handle)
-        handle.close()
-
-
-def _acquire(handle: IO[bytes]) -> None:
-    """Block until the file lock is held (fcntl on POSIX, msvcrt on Windows)."""
-    try:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except ImportError:  # pragma: no cover - Windows
-        import msvcrt
-
-        handle.seek(0)
-        while True:
-            try:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
-                return
-            except OSError:
-                continue
-    except OSError:
-        pass  # e.g. a filesystem without locks: rely on atomic renames alone
-
-
-def _release(handle: IO[bytes]) -> None:
-    """Release the lock taken by :func:`_acquire`."""
-    try:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    except ImportError:  # pragma: no cover - Windows
-        import msvcrt
-
-        handle.seek(0)
-        with contextlib.suppress(OSError):
-            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-    except OSError:
-        pass

@@ -1,7 +1,10 @@
-"""Storage backends behind one contract. SQLite (one file per project) is the default."""
+"""Storage backends behind one contract (:class:`~crib_plugin.store.base.Store`). SQLite (one
+file per project) is the default; every SQL statement crib runs lives in this package."""
 
 from __future__ import annotations
 
 from .sqlite import SQLiteStore, open_store
 
+# ``Store`` is imported from ``.base`` by whoever needs it: opening a store (the per-prompt hook)
+# does not load the protocol modules.
 __all__ = ["SQLiteStore", "open_store"]

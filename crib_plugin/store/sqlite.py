@@ -39,6 +39,8 @@ from ..records import Entry
 from ..timeutil import now_iso
 from . import cjk
 from .schema import MIGRATIONS, latest_version
+from .sqlite_admin import AdminMixin
+from .sqlite_facts import FactsMixin
 
 BUSY_SLEEP_CAP = 0.05  # longest single backoff step of the busy handler, seconds
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -71,7 +73,9 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    override = os.environ.get("CRIB_VEC_EXTENSION")
+    from ..config import setting_value
+
+    override = setting_value("vec_extension")
     if override:
         return override
     spec = importlib.util.find_spec("sqlite_vec")
@@ -169,7 +173,7 @@ def _space_table(key: str) -> str:
     return f"vec_{slug}"[:60]
 
 
-class SQLiteStore:
+class SQLiteStore(AdminMixin, FactsMixin):
     """A connection to one crib database, migrated to the latest schema.
 
     Open with :func:`open_store`. Methods are small and SQL-shaped; ranking and fusion live in
@@ -414,7 +418,7 @@ class SQLiteStore:
                 [*types, limit],
             )
         else:
-            where = f" WHERE superseded_by IS NULL" if current_only else ""
+            where = " WHERE superseded_by IS NULL" if current_only else ""
             rows = self.execute(f"SELECT {ENTRY_COLUMNS} FROM entries{where} ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
         return [_row_to_entry(r) for r in rows]
 
@@ -434,6 +438,40 @@ class SQLiteStore:
             if neighbour is not None:
                 self.refresh_context(neighbour)
         return True
+
+    # -- supersession (migration 4) ---------------------------------------------------------
+
+    def supersede_entry(self, old_id: int, new_id: int) -> None:
+        """Mark entry ``old_id`` as replaced by the newer ``new_id`` (kept, never deleted)."""
+        if old_id == new_id:
+            return
+        self._forget_reads()
+        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+
+    def successor_of(self, entry_id: int) -> int | None:
+        """The newest entry in ``entry_id``'s supersession chain, or ``None`` when it is current."""
+        seen = {entry_id}
+        current, newest = entry_id, None
+        while True:
+            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
+            if not rows or rows[0][0] is None or int(rows[0][0]) in seen:
+                return newest
+            current = newest = int(rows[0][0])
+            seen.add(current)
+
+    def count_entries_between(self, start: str, end: str) -> int:
+        """Entries written in ``[start, end)`` (ISO UTC): how selective a prompt's time window is."""
+        return int(self.execute("SELECT count(*) FROM entries WHERE created_at >= ? AND created_at < ?", (start, end))[0][0])
+
+    def superseded(self, ids: Sequence[int]) -> dict[int, int]:
+        """For those of ``ids`` that were superseded, the id of the entry that superseded them."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.execute(
+            f"SELECT id, superseded_by FROM entries WHERE id IN ({marks}) AND superseded_by IS NOT NULL", list(ids)
+        )
+        return {int(a): int(b) for a, b in rows}
 
     # -- full text -------------------------------------------------------------------------
 
@@ -650,24 +688,6 @@ class SQLiteStore:
         rows = self.execute("SELECT space, count(*) FROM pending_embeddings GROUP BY space ORDER BY space")
         return {("extraction" if space == EXTRACT_QUEUE else f"embedding:{space}"): int(n) for space, n in rows}
 
-    # -- supersession (migration 4) ----------------------------------------------------------
-
-    def supersede_entry(self, old_id: int, new_id: int) -> None:
-        """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
-        self._forget_reads()
-        self.execute("UPDATE entries SET superseded_by = ? WHERE id = ?", (new_id, old_id))
-
-    def successor_of(self, entry_id: int) -> int | None:
-        """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced it."""
-        current, seen = entry_id, {entry_id}
-        while True:
-            rows = self.execute("SELECT superseded_by FROM entries WHERE id = ?", (current,))
-            nxt = rows[0][0] if rows else None
-            if nxt is None or int(nxt) in seen:
-                return None if current == entry_id else current
-            current = int(nxt)
-            seen.add(current)
-
 
 def sqlite_capabilities() -> dict[str, Any]:
     """What the bundled SQLite can do: version, FTS5, trigram, sqlite-vec (for ``crib doctor``)."""
@@ -796,7 +816,7 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         if not create or readonly:
             raise StoreError(f"no crib database at {path}")
         try:
-            from ..scopes import prepare_store_dir
+            from .dirs import prepare_store_dir
 
             prepare_store_dir(path)  # the folder, and a .gitignore inside .state/crib
             _create_atomically(path, timeout)

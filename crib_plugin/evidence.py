@@ -1,0 +1,201 @@
+"""Per-entry relevance: each candidate carries its own evidence and is dropped below the cut.
+
+The relevance gate (:mod:`crib_plugin.relevance`) decides whether a prompt deserves *anything*.
+Once it opened, the budget used to fill up to its 10-entry cap — on a coding-agent memory about
+one injected entry in five was relevant. Now every candidate must earn its place on its own:
+
+* **relative** — its fused score (after the time and type adjustments) over the best hit's;
+* **coverage** — the IDF-weighted share of the prompt's terms it contains (as the gate measures
+  the best full-text hit), so a memory that shares one common word with the prompt is not kept;
+* **cosine** — its vector similarity to the prompt, against the embedder's gate and floor;
+* **channels** — how many channels found it (agreement of independent evidence);
+* **prior** — its type's prior for this kind of prompt: a *task* ("set up the invoice job") is
+  best served by decisions, corrections and errors, which change how it should be done; a
+  *question* weighs every type alike;
+* **window** — for a prompt that names a time ("last month"), whether it was written in it.
+
+An entry is kept when it is the best hit, or when its own evidence would have opened the gate
+(cosine ≥ gate, coverage ≥ the gate's coverage, or cosine ≥ floor with coverage ≥ the agreement
+share) *and* its prior-weighted relative score reaches :data:`RELATIVE_CUT` — or, for a time
+prompt, when it lies in the named window with some evidence of its own. So the block holds as many
+entries as are relevant, often one. ``--explain`` prints each candidate's evidence and the cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .relevance import WINDOW_FLOOR_DROP
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import Memory
+    from .records import Hit, Retrieval
+
+RELATIVE_CUT = 0.45
+"""A candidate whose prior-weighted fused score is below this share of the best hit's is dropped."""
+WINDOW_COVERAGE = 0.2
+"""A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
+TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.0, "note": 1.0}
+"""Type priors for task prompts (imperatives); questions use 1.0 for every type."""
+
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|"
+    r"would|will|have|has|had|any|tell me|remind me|list|show me)\b",
+    re.IGNORECASE,
+)
+
+
+def prompt_kind(text: str) -> str:
+    """``"question"`` (ends with ``?`` or opens with a question word) or ``"task"`` (anything else)."""
+    stripped = text.strip()
+    if stripped.endswith("?") or _QUESTION_START.match(stripped):
+        return "question"
+    return "task"
+
+
+@dataclass
+class Evidence:
+    """Why one candidate was kept or dropped (shown by ``--explain``)."""
+
+    entry_id: int
+    relative: float
+    coverage: float
+    cosine: float | None
+    channels: int
+    prior: float
+    in_window: bool
+    kept: bool = False
+    reason: str = ""
+
+    def line(self) -> str:
+        cos = f"{self.cosine:.3f}" if self.cosine is not None else "-"
+        window = " in-window" if self.in_window else ""
+        return (
+            f"relative {self.relative:.2f}, coverage {self.coverage:.2f}, cosine {cos}, channels {self.channels}, "
+            f"prior {self.prior:.2f}{window} → {'kept' if self.kept else 'dropped'}: {self.reason}"
+        )
+
+
+@dataclass
+class Cut:
+    """The thresholds applied to one retrieval (shown by ``--explain``)."""
+
+    kind: str
+    relative: float
+    gate: float | None
+    floor: float | None
+    coverage: float
+    agree: float
+
+    def line(self) -> str:
+        gate = f"{self.gate:.2f}" if self.gate is not None else "-"
+        floor = f"{self.floor:.2f}" if self.floor is not None else "-"
+        return (
+            f"per-entry cut ({self.kind} prompt): relative × prior ≥ {self.relative:.2f} and own evidence "
+            f"(cosine ≥ gate {gate}, or coverage ≥ {self.coverage:.2f}, or cosine ≥ floor {floor} with coverage ≥ {self.agree:.2f})"
+        )
+
+
+def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
+    """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
+    from .relevance import _stems, term_weights
+
+    weighted = term_weights(memory, text)
+    mass = sum(w for _, w in weighted)
+    if mass <= 0:
+        return [0.0] * len(contents)
+    out = []
+    for content in contents:
+        present = set(_stems(content))
+        got = sum(w for alts, w in weighted if any(all(s in present for s in alt) for alt in alts))
+        out.append(got / mass)
+    return out
+
+
+def _cosines(retrieval: Retrieval) -> dict[int, float]:
+    """Every vector similarity the vector channel computed, floor-passing or not."""
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    return {h.entry_id: h.score for h in vector.hits} if vector else {}
+
+
+def judge(
+    memory: Memory,
+    retrieval: Retrieval,
+    *,
+    gate: float | None,
+    floor: float | None,
+    time_only: bool = False,
+) -> tuple[list[Hit], list[Evidence], Cut]:
+    """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate."""
+    from .relevance import AGREE_COVERAGE, FTS_COVERAGE
+    from .temporal import TimeExpression
+
+    hits = list(retrieval.hits)
+    kind = prompt_kind(retrieval.query.text)
+    cut = Cut(kind, RELATIVE_CUT, gate, floor, FTS_COVERAGE, AGREE_COVERAGE)
+    if not hits:
+        return [], [], cut
+    window = None
+    if retrieval.query.time_range is not None:
+        start, end = retrieval.query.time_range
+        window = TimeExpression(start, end, "")
+    cover = coverages(memory, retrieval.query.text, [f"{h.entry.content}\n{h.entry.type}" for h in hits])
+    cosines = _cosines(retrieval)
+    from .relevance import vector_extras
+
+    extras = vector_extras(retrieval, floor, memory.store.count_entries())
+    evidence: list[Evidence] = []
+    own: list[list[str]] = []
+    for index, hit in enumerate(hits):
+        ev = Evidence(
+            entry_id=hit.entry.id,
+            relative=0.0,
+            coverage=cover[index],
+            cosine=cosines.get(hit.entry.id),
+            channels=len(hit.channels),
+            prior=TASK_PRIORS.get(hit.entry.type, 1.0) if kind == "task" else 1.0,
+            in_window=bool(window is not None and window.contains(hit.entry.created_at)),
+        )
+        evidence.append(ev)
+        own.append(_own_evidence(ev, cut, windowed=window is not None) + ([extras[hit.entry.id]] if hit.entry.id in extras else []))
+    # The reference is the best hit that has evidence of its own: a full-text hit on one common
+    # word may top the fused list while the vector found the memory that opened the gate.
+    evidenced = [i for i, why in enumerate(own) if why]
+    if not evidenced and not time_only:
+        evidenced = [0]  # the gate opened on facts or a plugin channel: the best hit stands alone
+        own[0] = ["best hit (the gate opened on other evidence)"]
+    best = max((hits[i].score for i in evidenced), default=0.0) or 1.0
+    kept: list[Hit] = []
+    for index, (hit, ev) in enumerate(zip(hits, evidence)):
+        ev.relative = hit.score / best
+        if not own[index]:
+            ev.reason = "no evidence of its own (cosine below gate, coverage below cut, no agreement)"
+        elif index == evidenced[0]:
+            ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
+        elif ev.relative * ev.prior < cut.relative and not ev.in_window:
+            ev.reason = f"relative × prior {ev.relative * ev.prior:.2f} < {cut.relative:.2f}"
+        else:
+            ev.kept, ev.reason = True, ", ".join(own[index])
+        if ev.kept:
+            kept.append(hit)
+    return kept, evidence, cut
+
+
+def _own_evidence(ev: Evidence, cut: Cut, *, windowed: bool) -> list[str]:
+    """What, on this entry alone, would have opened the gate (empty: nothing)."""
+    strong_vector = ev.cosine is not None and cut.gate is not None and ev.cosine >= cut.gate
+    above_floor = ev.cosine is not None and cut.floor is not None and ev.cosine >= cut.floor
+    own = []
+    if strong_vector:
+        own.append("cosine ≥ gate")
+    if ev.coverage >= cut.coverage:
+        own.append("coverage ≥ cut")
+    if above_floor and ev.coverage >= cut.agree:
+        own.append("vector and full text agree")
+    near_floor = ev.cosine is not None and cut.floor is not None and ev.cosine >= cut.floor - WINDOW_FLOOR_DROP
+    if windowed and ev.in_window and (near_floor or ev.coverage >= WINDOW_COVERAGE):
+        own.append("written in the prompt's time window")
+    return own

@@ -1,0 +1,166 @@
+"""Where Ollama is and whether it answers: the host URL, the request timeout, and a probe.
+
+Split from :mod:`crib_plugin.models.ollama_models` (the embedder, extractor and reranker), which
+re-exports these names; the probe is what ``crib doctor`` and the per-process cache in
+:mod:`crib_plugin.models.ollama_probe` call.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Sequence
+
+from ..errors import ConfigError
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_PORT = 11434
+
+
+# ----------------------------------------------------------------------------------------------
+# Configuration
+# ----------------------------------------------------------------------------------------------
+
+
+def ollama_host(host: str | None = None) -> str:
+    """The Ollama base URL: ``host`` if given, else ``$OLLAMA_HOST``, else ``http://127.0.0.1:11434``.
+
+    Normalised the way the ``ollama`` CLI reads ``OLLAMA_HOST``: no scheme means ``http://``; no port
+    means 11434 (80/443 when a scheme is given); ``:PORT`` means localhost; the bind-all addresses
+    ``0.0.0.0`` / ``::`` (which people set so the *server* listens everywhere) mean loopback for a client;
+    a trailing slash is dropped. A non-numeric port raises ConfigError.
+    """
+    if host is None:
+        from ..config import get_settings
+
+        host = get_settings().ollama_host or ""
+    raw = host.strip()
+    if not raw:
+        return DEFAULT_HOST
+    scheme = "http"
+    default_port = DEFAULT_PORT
+    if "://" in raw:
+        scheme, raw = raw.split("://", 1)
+        scheme = scheme.lower() or "http"
+        default_port = 443 if scheme == "https" else 80
+    netloc, _, path = raw.partition("/")
+    path = path.rstrip("/")
+    hostname, port = netloc, ""
+    if netloc.startswith("["):  # [ipv6]:port
+        end = netloc.find("]")
+        hostname, rest = netloc[1:end], netloc[end + 1 :]
+        port = rest[1:] if rest.startswith(":") else ""
+    elif netloc.count(":") == 1:
+        hostname, port = netloc.split(":")
+    elif netloc.count(":") > 1:  # bare ipv6 without brackets
+        hostname = netloc
+    hostname = hostname or "127.0.0.1"
+    if hostname in ("0.0.0.0", "::"):
+        hostname = "127.0.0.1"
+    if not port:
+        port = str(default_port)
+    if not port.isdigit():
+        raise ConfigError(f"OLLAMA_HOST has an invalid port: {port!r}")
+    if ":" in hostname:
+        hostname = f"[{hostname}]"
+    url = f"{scheme}://{hostname}:{port}"
+    return f"{url}/{path}" if path else url
+
+
+def ollama_timeout(default: float) -> float:
+    """Per-request timeout in seconds: ``$CRIB_OLLAMA_TIMEOUT`` when set, else ``default``.
+
+    A value that is not a positive number is a configuration error (loud, rather than silently
+    falling back to a timeout the user did not ask for).
+    """
+    from ..config import get_settings
+
+    value = get_settings().ollama_timeout
+    return default if value is None else float(value)
+
+
+def _is_loopback(url: str) -> bool:
+    hostname = urllib.parse.urlsplit(url).hostname or ""
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def _full_name(model: str) -> str:
+    last = model.rsplit("/", 1)[-1]
+    return model if ":" in last else f"{model}:latest"
+
+
+def _base_name(model: str) -> str:
+    """``"library/nomic-embed-text:v1.5"`` → ``"nomic-embed-text"``."""
+    return model.rsplit("/", 1)[-1].split(":", 1)[0].lower()
+
+
+def model_available(model: str, models: Sequence[str]) -> bool:
+    """Whether ``model`` is among ``models`` (names from ``/api/tags``), treating no tag as ``:latest``."""
+    wanted = _full_name(model)
+    return any(_full_name(m) == wanted for m in models)
+
+
+def _one_line(text: Any, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# ----------------------------------------------------------------------------------------------
+# Probe
+# ----------------------------------------------------------------------------------------------
+
+
+def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any]:
+    """Ask an Ollama server whether it is there, which version it is and which models it has.
+
+    Returns ``{"host", "reachable", "version", "models", "error", "seconds"}``: ``models`` is the list
+    of model names from ``/api/tags``; ``error`` is a one-line reason (None when reachable). Never
+    raises and caches nothing (each call asks again); each of its two GETs has ``timeout`` seconds.
+    Uses only the standard library so ``crib doctor`` and hooks do not pay for importing ``ollama``.
+    """
+    started = time.monotonic()
+    result: dict[str, Any] = {"host": None, "reachable": False, "version": None, "models": [], "error": None}
+    try:
+        base = ollama_host(host)
+        result["host"] = base
+        handlers: list[Any] = [urllib.request.ProxyHandler({})] if _is_loopback(base) else []
+        opener = urllib.request.build_opener(*handlers)
+
+        def get(path: str) -> Any:
+            with opener.open(base + path, timeout=timeout) as resp:
+                return json.loads(resp.read().decode("utf-8"))
+
+        try:
+            version = get("/api/version")
+            if isinstance(version, dict) and isinstance(version.get("version"), str):
+                result["version"] = version["version"]
+        except urllib.error.HTTPError:
+            pass  # an old or proxied server without /api/version can still list models
+        tags = get("/api/tags")
+        if not isinstance(tags, dict) or not isinstance(tags.get("models"), list):
+            raise ValueError("/api/tags did not return a model list")
+        result["models"] = [
+            str(m.get("name") or m.get("model")) for m in tags["models"] if isinstance(m, dict) and (m.get("name") or m.get("model"))
+        ]
+        result["reachable"] = True
+    except urllib.error.HTTPError as exc:
+        result["error"] = f"HTTP {exc.code} from {result['host']}"
+    except urllib.error.URLError as exc:
+        result["error"] = _one_line(f"cannot reach {result['host']}: {exc.reason}")
+    except TimeoutError:
+        result["error"] = f"no answer from {result['host']} within {timeout:g}s"
+    except Exception as exc:  # noqa: BLE001 - a probe never raises
+        result["error"] = _one_line(f"{type(exc).__name__}: {exc}")
+    result["seconds"] = round(time.monotonic() - started, 4)
+    return result
+
+

@@ -1,0 +1,161 @@
+"""The entry, full-text and lifecycle parts of the :class:`~crib_plugin.store.base.Store` contract.
+
+Split from :mod:`.base` only to keep each module small; read :mod:`.base` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..records import Entry
+from .records import EntryVersion
+
+
+class Lifecycle(Protocol):
+    """Identity, transactions and schema of an open store."""
+
+    path: Path
+    """Where the store lives (a file for SQLite; a backend without files gives its own locator)."""
+    backend: str
+    """The backend's short name (``"sqlite"``, ``"postgres"``), shown by ``crib doctor``."""
+    readonly: bool
+    """True when opened for reading only: every write method must then raise ``StoreError``
+    (``StoreReadOnly`` or a subclass) and change nothing."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """One atomic unit of writes: commits on success, rolls back everything on any exception
+        (the exception propagates). Nested calls must nest (savepoints): an inner failure caught
+        by the caller undoes only the inner block."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; calling it twice is harmless."""
+        ...
+
+    def schema_version(self) -> int:
+        """The schema version the store is at (``crib doctor``, ``crib stats``)."""
+        ...
+
+    def migrate(self) -> int:
+        """Bring the schema to the latest version (serialised across processes); returns it."""
+        ...
+
+
+class Entries(Protocol):
+    """Memories: insert, read, deduplicate, delete, threads and supersession."""
+
+    def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
+        """Insert one entry and index it for every full-text search; returns its new id (ids grow).
+
+        Call inside :meth:`transaction`. An entry whose metadata names a ``thread`` joins it: the
+        backend must make its neighbours' text searchable as its context (and its own text part
+        of the previous entry's context)."""
+        ...
+
+    def get_entry(self, entry_id: int) -> Entry | None:
+        """The entry, or ``None`` when no entry has this id."""
+        ...
+
+    def get_entries(self, ids: Sequence[int]) -> dict[int, Entry]:
+        """The entries that exist among ``ids``, keyed by id (missing ids are absent)."""
+        ...
+
+    def iter_entries(self, order: str = "id") -> Iterator[Entry]:
+        """Every entry, streamed, by ``"id"`` or ``"created_at"`` (then id); memory stays flat."""
+        ...
+
+    def recent_entries(self, limit: int, types: Sequence[str] | None = None, *, current_only: bool = False) -> list[Entry]:
+        """Newest first (``created_at``, then id), optionally of ``types``; ``current_only`` leaves
+        out entries a later one superseded."""
+        ...
+
+    def count_entries(self) -> int:
+        """How many entries the store holds (may be cached until the next write or commit)."""
+        ...
+
+    def find_duplicate(self, type: str, content: str, metadata: dict[str, Any]) -> int | None:
+        """The id of an entry with the same type, whitespace-normalised content and metadata."""
+        ...
+
+    def delete_entry(self, entry_id: int) -> bool:
+        """Delete an entry from every index (full text, trigram, CJK, vectors, the work queue) and
+        refresh its thread neighbours' context; False when it did not exist. Inside a transaction.
+        Facts sources are the caller's (``facts.forget_entry``)."""
+        ...
+
+    def last_in_thread(self, thread: str) -> Entry | None:
+        """The most recently written entry of ``thread`` (the one a new entry follows)."""
+        ...
+
+    def thread_neighbours(self, thread: str, entry_id: int) -> tuple[int | None, int | None]:
+        """Ids of the entries just before and just after ``entry_id`` in ``thread``."""
+        ...
+
+    def supersede_entry(self, old_id: int, new_id: int) -> None:
+        """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
+        ...
+
+    def successor_of(self, entry_id: int) -> int | None:
+        """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced
+        it. Must terminate on a cycle."""
+        ...
+
+    def unsupersede(self, entry_id: int) -> None:
+        """Entries that ``entry_id`` superseded become current again (it is being forgotten)."""
+        ...
+
+    def superseded_among(self, ids: Sequence[int]) -> set[int]:
+        """Which of ``ids`` a later entry superseded."""
+        ...
+
+    def entry_version(self, entry_id: int) -> EntryVersion | None:
+        """The entry with its ``superseded_by`` pointer, or ``None``."""
+        ...
+
+    def superseded_by_entry(self, entry_id: int) -> list[EntryVersion]:
+        """The entries ``entry_id`` directly replaced, oldest id first."""
+        ...
+
+    def list_versions(
+        self, *, types: Sequence[str] = (), since: str | None = None, until: str | None = None,
+        limit: int | None = None, include_superseded: bool = True,
+    ) -> list[EntryVersion]:
+        """Entries newest first (``created_at`` then id), filtered by type and inclusive ISO
+        ``created_at`` bounds; ``limit=None`` means all."""
+        ...
+
+
+class FullText(Protocol):
+    """Word, trigram and CJK indexes. Every score is higher-is-better and positive."""
+
+    def fts_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """``(entry id, score)`` for an FTS5-syntax expression over content, type and thread
+        context (porter-stemmed words), best first. A malformed expression raises ``StoreError``."""
+        ...
+
+    def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """``(entry id, score)`` for a trigram-index expression (substrings of ≥ 3 characters)."""
+        ...
+
+    def cjk_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """``(entry id, score)`` for a CJK unigram/bigram expression (see ``store.cjk``)."""
+        ...
+
+    def like_search(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """Entries containing each short term literally; the score is how many terms matched."""
+        ...
+
+    def term_document_frequency(self, stem: str) -> int:
+        """How many entries contain the stemmed term (the relevance gate's rarity statistic)."""
+        ...
+
+    def begin_secure_delete(self) -> None:
+        """From now on, deleted text must not stay readable in the store's files (freed pages zeroed)."""
+        ...
+
+    def purge_deleted_text(self) -> None:
+        """Make deleted entries' words unrecoverable: merge index segments, empty any write-ahead log."""
+        ...

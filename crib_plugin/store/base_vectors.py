@@ -1,0 +1,90 @@
+"""The vector and work-queue parts of the :class:`~crib_plugin.store.base.Store` contract.
+
+A *vector space* is one embedder identity (its key, e.g. ``minilm:384``) with a fixed dimension;
+the backend names its storage with an opaque handle (``table``) that callers pass back and never
+parse. Vectors cross the contract as little-endian float32 ``bytes``; spaces never mix dimensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class Vectors(Protocol):
+    """Per-embedder vector spaces with cosine search."""
+
+    def vector_space(self, key: str) -> tuple[str, int] | None:
+        """``(handle, dim)`` of the space for embedder ``key``, or ``None`` before its first vector."""
+        ...
+
+    def vector_spaces(self) -> dict[str, tuple[str, int]]:
+        """Every space: embedder key → ``(handle, dim)``."""
+        ...
+
+    def ensure_vector_space(self, key: str, dim: int) -> str:
+        """Create (once, race-free across processes) the space for ``key``; returns its handle.
+        A second call with another ``dim`` returns the existing space unchanged."""
+        ...
+
+    def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
+        """Store (or replace) one entry's float32 vector. Inside a transaction. A vector whose
+        length does not match the space's dimension raises ``StoreError`` and stores nothing."""
+        ...
+
+    def vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest entries as ``(entry id, cosine distance)``, nearest first
+        (0 = same direction, 2 = opposite)."""
+        ...
+
+    def vector_similarities(self, table: str, ids: Sequence[int]) -> tuple[list[int], list[list[float]]]:
+        """``(have, sims)``: the ids with a vector (given order, repeats dropped) and their pairwise
+        cosine similarities (1.0 on the diagonal, 0.0 against an all-zero vector)."""
+        ...
+
+    def stored_vectors(self, table: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The stored float32 blobs of ``ids`` (ids without a vector are absent)."""
+        ...
+
+    def prefetch_vectors(self, table: str, ids: Sequence[int]) -> None:
+        """Read the vectors of ``ids`` ahead for the next :meth:`stored_vectors` call only (a
+        backend may make this a no-op); what was read must never outlive a write."""
+        ...
+
+    def all_vectors(self, table: str) -> list[tuple[int, bytes]]:
+        """Every ``(entry id, blob)`` of a space (``crib calibrate``)."""
+        ...
+
+    def vector_count(self, table: str) -> int:
+        """How many vectors the space holds."""
+        ...
+
+    def entries_without_vector(self, table: str) -> list[int]:
+        """Ids of entries with no vector in the space, ascending (what ``crib reindex`` embeds)."""
+        ...
+
+
+class WorkQueue(Protocol):
+    """Deferred work per entry: embeddings per space, and fact extraction (space ``"extract"``)."""
+
+    def queue_embedding(self, entry_id: int, space: str, reason: str) -> None:
+        """Queue ``entry_id`` for ``space`` (an embedder key, or ``"extract"``); queuing twice keeps
+        one row with the latest reason."""
+        ...
+
+    def pending(self, space: str | None = None) -> list[int]:
+        """Queued entry ids, ascending: for ``space``, or for every embedding space when ``None``
+        (never the extraction queue then)."""
+        ...
+
+    def clear_pending(self, entry_id: int, space: str) -> None:
+        """Drop one queued item (done, or no longer wanted)."""
+        ...
+
+    def clear_embedded_pending(self, table: str) -> None:
+        """Drop queued embeddings of every entry that now has a vector in the space ``table``."""
+        ...
+
+    def pending_counts(self) -> dict[str, int]:
+        """Queued work per kind: ``embedding:<space>`` and ``extraction``."""
+        ...

@@ -1,0 +1,189 @@
+"""SQLite statements for settings, the audit log, listing, counting and secure forgetting.
+
+A mixin of :class:`~crib_plugin.store.sqlite.SQLiteStore`: it holds the SQL that ``manage``,
+``memory``, ``calibrate``, ``scoped`` and the CLI used to spell themselves, behind the named
+methods of :class:`~crib_plugin.store.base.Store`. Setting keys (``embedder``, ``gate:<key>``,
+``floor:<key>``, ``fusion_weights``) are spelled here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..timeutil import now_iso
+
+if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
+    from contextlib import AbstractContextManager
+
+    from ..records import Entry
+    from .records import AuditRow, EntryVersion, StoreCounts
+
+EMBEDDER_KEY = "embedder"
+FUSION_WEIGHTS_KEY = "fusion_weights"
+# The full-text indexes whose deleted rows are merged away after a forget, so the forgotten words
+# are gone from their segments too, not only hidden by a delete marker.
+FTS_TABLES = ("entries_fts", "entries_trigram", "entries_cjk")
+VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, superseded_by"
+
+
+def _version(row: Sequence[Any]) -> EntryVersion:
+    from .records import EntryVersion
+    from .sqlite import _row_to_entry
+
+    return EntryVersion(_row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
+
+
+class AdminMixin:
+    """Settings, audit, listing and counting for :class:`SQLiteStore` (see the module docstring)."""
+
+    if TYPE_CHECKING:  # provided by SQLiteStore
+
+        def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
+        def transaction(self) -> AbstractContextManager[None]: ...
+        def load_vec(self) -> None: ...
+        def get_setting(self, key: str, default: str | None = None) -> str | None: ...
+        def set_setting(self, key: str, value: str) -> None: ...
+        def get_entry(self, entry_id: int) -> Entry | None: ...
+
+    # -- named settings ------------------------------------------------------------------------
+
+    def embedder_name(self) -> str | None:
+        return self.get_setting(EMBEDDER_KEY)
+
+    def set_embedder_name(self, name: str) -> None:
+        self.set_setting(EMBEDDER_KEY, name)
+
+    def _float_setting(self, key: str) -> float | None:
+        raw = self.get_setting(key)
+        return float(raw) if raw is not None else None
+
+    def gate(self, embedder_key: str) -> float | None:
+        return self._float_setting(f"gate:{embedder_key}")
+
+    def set_gate(self, embedder_key: str, value: float) -> None:
+        self.set_setting(f"gate:{embedder_key}", f"{value:.4f}")
+
+    def clear_gate(self, embedder_key: str) -> None:
+        with self.transaction():
+            self.execute("DELETE FROM settings WHERE key = ?", (f"gate:{embedder_key}",))
+
+    def vector_floor(self, embedder_key: str) -> float | None:
+        return self._float_setting(f"floor:{embedder_key}")
+
+    def set_vector_floor(self, embedder_key: str, value: float) -> None:
+        self.set_setting(f"floor:{embedder_key}", f"{value:.4f}")
+
+    def fusion_weights(self) -> dict[str, float]:
+        raw = self.get_setting(FUSION_WEIGHTS_KEY)
+        return {str(k): float(v) for k, v in json.loads(raw).items()} if raw else {}
+
+    def set_fusion_weights(self, weights: dict[str, float]) -> None:
+        self.set_setting(FUSION_WEIGHTS_KEY, json.dumps(weights, sort_keys=True))
+
+    # -- audit -------------------------------------------------------------------------------------
+
+    def record_audit(self, action: str, entry_id: int | None, detail: dict[str, Any]) -> None:
+        self.execute(
+            "INSERT INTO audit(at, action, entry_id, detail) VALUES (?, ?, ?, ?)",
+            (now_iso(), action, entry_id, json.dumps(detail, ensure_ascii=False, sort_keys=True)),
+        )
+
+    def audit_rows(self, limit: int = 50, entry_id: int | None = None) -> list[AuditRow]:
+        where, args = ("WHERE entry_id = ?", [entry_id]) if entry_id is not None else ("", [])
+        rows = self.execute(f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit])
+        from .records import AuditRow
+
+        return [AuditRow(int(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), json.loads(r[4] or "{}")) for r in rows]
+
+    # -- listing -----------------------------------------------------------------------------------
+
+    def list_versions(
+        self, *, types: Sequence[str] = (), since: str | None = None, until: str | None = None,
+        limit: int | None = None, include_superseded: bool = True,
+    ) -> list[EntryVersion]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if types:
+            clauses.append(f"type IN ({','.join('?' * len(types))})")
+            args.extend(types)
+        if since:
+            clauses.append("created_at >= ?")
+            args.append(since)
+        if until:
+            clauses.append("created_at <= ?")
+            args.append(until)
+        if not include_superseded:
+            clauses.append("superseded_by IS NULL")
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = " LIMIT ?" if limit is not None else ""
+        if limit is not None:
+            args.append(int(limit))
+        rows = self.execute(f"SELECT {VERSION_COLUMNS} FROM entries {where} ORDER BY created_at DESC, id DESC{tail}", args)
+        return [_version(r) for r in rows]
+
+    def entry_version(self, entry_id: int) -> EntryVersion | None:
+        rows = self.execute(f"SELECT {VERSION_COLUMNS} FROM entries WHERE id = ?", (entry_id,))
+        return _version(rows[0]) if rows else None
+
+    def superseded_by_entry(self, entry_id: int) -> list[EntryVersion]:
+        rows = self.execute(f"SELECT {VERSION_COLUMNS} FROM entries WHERE superseded_by = ? ORDER BY id", (entry_id,))
+        return [_version(r) for r in rows]
+
+    def superseded_among(self, ids: Sequence[int]) -> set[int]:
+        if not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = self.execute(f"SELECT id FROM entries WHERE superseded_by IS NOT NULL AND id IN ({marks})", list(ids))
+        return {int(r[0]) for r in rows}
+
+    def counts(self) -> StoreCounts:
+        from .records import StoreCounts
+
+        one = lambda sql: int(self.execute(sql)[0][0])
+        by_type = {str(t): int(n) for t, n in self.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
+        first, last = self.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
+        return StoreCounts(
+            entries=one("SELECT count(*) FROM entries"),
+            by_type=by_type,
+            superseded=one("SELECT count(*) FROM entries WHERE superseded_by IS NOT NULL"),
+            facts=one("SELECT count(*) FROM relations WHERE valid_until IS NULL"),
+            fact_versions=one("SELECT count(*) FROM relations"),
+            entities=one("SELECT count(*) FROM entities"),
+            pending=one("SELECT count(*) FROM pending_embeddings"),
+            audit_rows=one("SELECT count(*) FROM audit"),
+            first=first,
+            last=last,
+        )
+
+    # -- vectors in bulk and the queue -------------------------------------------------------------
+
+    def all_vectors(self, table: str) -> list[tuple[int, bytes]]:
+        self.load_vec()
+        return [(int(r[0]), bytes(r[1])) for r in self.execute(f"SELECT rowid, embedding FROM {table}")]
+
+    def clear_embedded_pending(self, table: str) -> None:
+        from .sqlite import EXTRACT_QUEUE
+
+        self.load_vec()
+        self.execute(
+            f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)
+        )
+
+    # -- secure forgetting -------------------------------------------------------------------------
+
+    def begin_secure_delete(self) -> None:
+        self.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left holding the text
+
+    def unsupersede(self, entry_id: int) -> None:
+        self.execute("UPDATE entries SET superseded_by = NULL WHERE superseded_by = ?", (entry_id,))
+
+    def purge_deleted_text(self) -> None:
+        with self.transaction():
+            for table in FTS_TABLES:
+                if self.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
+                    self.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        # the write-ahead log still holds the pages as they were written: copy it back and empty it
+        # (a reader holding an old snapshot can delay this; the next checkpoint finishes it)
+        self.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,45 @@
+"""Unit tests of ``crib doctor``'s report (in process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from crib_plugin import Memory
+from crib_plugin.doctor import run_doctor
+
+
+def test_a_missing_database_is_reported_not_created(db: Path) -> None:
+    report = run_doctor()
+    assert report["database"] == {"path": str(db), "exists": False, "ok": True}
+    assert not db.exists()
+    assert report["python"]["ok"] and report["sqlite"]["fts5"] and report["sqlite"]["ok"]
+    assert report["extractor"] == {"name": "rules", "model": None, "ok": True}  # CRIB_EXTRACTOR=rules in tests
+    assert report["ollama"]["reachable"] is False and report["ollama"]["required"] is False
+
+
+def test_an_existing_database_is_described(db: Path, fake_embedder: type) -> None:
+    with Memory(db) as memory:
+        memory.write("Chose SQLite for storage.")
+    report = run_doctor()
+    assert report["database"]["entries"] == 1 and report["database"]["embedder"] == "fake"
+    assert report["database"]["vector_spaces"] and report["database"]["pending_embeddings"] == 0
+
+
+def test_ok_is_false_when_a_section_fails(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin.store import sqlite
+
+    monkeypatch.setattr(sqlite, "sqlite_capabilities", lambda: {"fts5": True, "trigram": True, "sqlite_vec": False})
+    report = run_doctor()
+    assert report["sqlite"]["ok"] is False and report["ok"] is False
+
+
+def test_crib_doctor_prints_json_and_exits_by_ok(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin.cli import cli
+
+    monkeypatch.setattr("crib_plugin.doctor.run_doctor", lambda: {"ok": False, "x": {"ok": False}})
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 1 and json.loads(result.output)["ok"] is False

@@ -1,0 +1,127 @@
+"""Issue 12: per-entry relevance, the time window as evidence, superseded entries, CRIB_NOW, facts
+that name the real subject."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+CODING = [
+    ("decision", "tally stores every log event in one SQLite file per repository, in WAL mode."),
+    ("note", "The docs site is built with mkdocs-material and published on every tag."),
+    ("error", "docket failed with ERR_DOCKET_LEASE_7 when two workers claimed the same job; fixed with a compare-and-swap update."),
+    ("note", "Python dependencies are pinned with uv lock; upgrades happen on the first Monday of each month."),
+    ("decision", "All dates are stored as ISO 8601 strings in UTC, never in local time."),
+    ("note", "The release checklist: bump the version, update the changelog, tag, push."),
+]
+
+
+def _write(memory: Any, items: list[tuple[str, str]], start_day: int = 1) -> list[int]:
+    from crib_plugin.memory import NewEntry
+
+    reports = memory.write_many([NewEntry(t, k, f"2026-02-{start_day + i:02d}T10:00:00Z") for i, (k, t) in enumerate(items)])
+    return [r.entry_id for r in reports]
+
+
+def test_block_holds_only_entries_with_their_own_evidence(memory) -> None:
+    ids = _write(memory, CODING)
+    memory.retrieve("ERR_DOCKET_LEASE_7")
+    kept = [h.entry.id for h in memory.last_retrieval.hits]
+    assert kept == [ids[2]]
+    evidence, cut = memory.last_retrieval.evidence
+    assert "per-entry cut" in cut.line()
+    assert any(not ev.kept for ev in evidence) or len(evidence) == 1
+
+
+def test_per_entry_cut_can_be_switched_off_for_measurement(memory) -> None:
+    _write(memory, CODING)
+    with_cut = memory.select(memory.recall("where do the log events of tally live?"))
+    without = memory.select(memory.recall("where do the log events of tally live?"), per_entry=False)
+    assert 1 <= len(with_cut.hits) <= len(without.hits)
+    assert without.evidence is None
+
+
+def test_explain_shows_each_entry_evidence_and_the_cut(crib) -> None:
+    for kind, text in CODING:
+        crib("write", "--type", kind, input=text)
+    result = crib("retrieve", "--explain", input="ERR_DOCKET_LEASE_7 again")
+    assert "per-entry cut" in result.stderr
+    assert "relative" in result.stderr and "coverage" in result.stderr and "prior" in result.stderr
+
+
+def test_prompt_kind() -> None:
+    from crib_plugin.evidence import prompt_kind
+
+    assert prompt_kind("set up the background job for invoice emails") == "task"
+    assert prompt_kind("why is CI red on the macOS runner?") == "question"
+    assert prompt_kind("which linter do we use") == "question"
+
+
+def test_time_window_opens_the_gate(crib) -> None:
+    """"what did we change in the infrastructure last month?" was parsed right, then the gate shut."""
+    crib("write", "--type", "decision", "--created-at", "2026-02-12T10:00:00Z", input="We moved the CI runners to Hetzner.")
+    crib("write", "--created-at", "2025-11-12T10:00:00Z", input="The README was reflowed.")
+    prompt = "what did we change in the infrastructure last month?"
+    opened = crib("retrieve", "--now", "2026-03-10T12:00:00Z", input=prompt)
+    assert "Hetzner" in opened.stdout and "README" not in opened.stdout
+    # the same prompt a month later names another window: nothing in it, nothing injected
+    shut = crib("retrieve", input=prompt, env={"CRIB_NOW": "2026-05-10T12:00:00Z"})
+    assert shut.stdout == ""
+
+
+def test_a_window_holding_most_of_the_store_opens_nothing(memory, monkeypatch) -> None:
+    monkeypatch.setenv("CRIB_NOW", "2026-03-01T12:00:00Z")
+    _write(memory, CODING)
+    memory.retrieve("what movies came out this year?")
+    assert memory.last_retrieval.gate.window == ()  # "this year" holds every entry: no evidence
+    assert memory.last_retrieval.hits == []
+
+
+def test_crib_now_fixes_time_expressions(monkeypatch) -> None:
+    from crib_plugin.errors import ConfigError
+    from crib_plugin.temporal import parse_time_range
+    from crib_plugin.timeutil import now_iso
+
+    monkeypatch.setenv("CRIB_NOW", "2026-03-10T12:00:00Z")
+    assert parse_time_range("last month") == ("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
+    assert now_iso() == "2026-03-10T12:00:00Z"
+    monkeypatch.setenv("CRIB_NOW", "soon")
+    with pytest.raises(ConfigError):
+        now_iso()
+
+
+def test_correction_supersedes_the_entry_it_corrects(memory) -> None:
+    old = memory.write("type=decision The MSRV of the parser crate is Rust 1.74.", created_at="2026-01-05T10:00:00Z")
+    memory.write("type=note The docs site is built with mkdocs.", created_at="2026-01-06T10:00:00Z")
+    new = memory.write("type=correction The MSRV of the parser crate is now Rust 1.80, not 1.74.", created_at="2026-03-01T10:00:00Z")
+    assert memory.store.successor_of(old) == new
+    assert memory.store.successor_of(new) is None
+
+
+def test_a_superseded_entry_is_never_shown_alone(memory) -> None:
+    from crib_plugin.records import Hit, Query, Retrieval
+
+    old = memory.write("type=decision The MSRV of the parser crate is Rust 1.74.", created_at="2026-01-05T10:00:00Z")
+    new = memory.write("type=correction The MSRV of the parser crate is now Rust 1.80, not 1.74.", created_at="2026-03-01T10:00:00Z")
+    retrieval = Retrieval(query=Query(text="msrv"), hits=[Hit(memory.entry(old), 1.0)])
+    from crib_plugin.supersede import attach_successors
+
+    attach_successors(memory, retrieval)
+    assert [h.entry.id for h in retrieval.hits] == [old, new]
+    block = memory.render(retrieval)
+    assert "superseded]" in block and "1.80" in block
+
+
+def test_fact_names_the_billing_service(crib) -> None:
+    crib("write", input="type=decision We chose PostgreSQL for the billing service.")
+    result = crib("retrieve", input="billing service", env={"CRIB_CHANNEL": "triples"})
+    assert "billing service → uses → PostgreSQL" in result.stdout
+
+
+def test_x_over_y_is_two_entities() -> None:
+    from crib_plugin.models.rules import RuleExtractor
+
+    triples = list(RuleExtractor().extract("We chose FastAPI over Flask for the API."))
+    assert ("API", "uses", "FastAPI") in [(t.subject, t.predicate, t.object) for t in triples]
+    assert ("API", "not_uses", "Flask") in [(t.subject, t.predicate, t.object) for t in triples]
