@@ -182,7 +182,7 @@ def list_memories(type: str | None = None, scope: ReadScope = "all", limit: int 
     Returns a list of {"id", "scope", "type", "created_at", "content", "superseded_by"}; a memory
     with superseded_by was corrected by that newer memory.
     """
-    from .manage import list_scoped
+    from .scopes import list_scoped
 
     if type is not None:
         from .write import validate_type

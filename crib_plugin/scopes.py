@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .errors import InputError
 from .repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
@@ -99,3 +99,22 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
     from .memory import Memory
 
     return Memory(scope_path(scope, cwd), create=create and not readonly, readonly=readonly)
+
+
+def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
+    """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
+    stores are skipped. Newest first across scopes."""
+    from .manage import list_entries
+
+    names = SCOPES if scope == "all" else (scope,)
+    out: list[dict[str, Any]] = []
+    for name in names:
+        if not scope_path(name).exists():
+            continue
+        with open_scope(name, create=False) as memory:
+            for row in list_entries(memory, **filters):
+                row["scope"] = name
+                out.append(row)
+    out.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
+    limit = filters.get("limit", 50)
+    return out[:limit] if limit is not None else out
