@@ -137,7 +137,7 @@ def parse_channels(value: str | None) -> list[str] | None:
 def iso_moment(raw: str) -> str:
     """An ISO 8601 date or time, kept as written (``CRIB_NOW``)."""
     from .errors import InputError
-    from .timeutil import parse_iso
+    from .isotime import parse_iso
 
     try:
         parse_iso(raw)
@@ -352,7 +352,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
             raise ConfigError(f"{spec.var}{origin} must be {exc}, got {raw!r}") from None
         sources[name] = where
     if "db" not in values:  # no CRIB_DB anywhere: the project store at the repository root
-        from .scopes import repo_store
+        from .repo import repo_store
 
         values["db"] = repo_store()
     return Settings(**values, sources=sources)

@@ -76,13 +76,6 @@ def describe(types: Mapping[str, EntryType] | None = None, *, bullet: str = "- "
     return "\n".join(f"{bullet}{t.name}: {t.meaning}" for t in as_table(types).values())
 
 
-def registered_types() -> dict[str, EntryType]:
-    """Every type known to this process: the built-ins plus what plugins registered."""
-    from .plugins import registry
-
-    return as_table(registry().types)
-
-
 def check_name(value: str, known: Iterable[str]) -> str:
     """``value`` normalised (trimmed, lowercase) if it names a known type; ``InputError`` otherwise."""
     from .errors import InputError

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from .relevance import WINDOW_FLOOR_DROP
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
     from .records import Hit, Retrieval
 
 RELATIVE_CUT = 0.45

@@ -26,8 +26,8 @@ import pluggy
 if TYPE_CHECKING:  # pragma: no cover
     import click
 
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
     from .entry_types import EntryType
-    from .memory import Memory
     from .session import ResponseStream, Session
 
 hookspec = pluggy.HookspecMarker("crib")

@@ -18,7 +18,7 @@ from .records import Entry
 from .timeutil import parse_iso, to_iso
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
     from .store.base import Store
     from .store.records import EntryVersion
 
@@ -256,22 +256,3 @@ def iter_ids(values: Sequence[str]) -> Iterator[int]:
         if not 0 < number < 2**63:  # no SQLite rowid is outside this range
             raise InputError(f"no entry with id {value}")
         yield number
-
-
-def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
-    """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
-    stores are skipped. Newest first across scopes."""
-    from .scopes import SCOPES, open_scope, scope_path
-
-    names = SCOPES if scope == "all" else (scope,)
-    out: list[dict[str, Any]] = []
-    for name in names:
-        if not scope_path(name).exists():
-            continue
-        with open_scope(name, create=False) as memory:
-            for row in list_entries(memory, **filters):
-                row["scope"] = name
-                out.append(row)
-    out.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
-    limit = filters.get("limit", 50)
-    return out[:limit] if limit is not None else out

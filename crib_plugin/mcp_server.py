@@ -35,8 +35,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from .entry_types import describe, registered_types
+from .entry_types import describe
 from .errors import CribError, InputError
+from .type_registry import registered_types
 
 MAX_TEXT_CHARS = 8_000
 """Longest memory ``remember``/``correct`` accept: one fact, and never more than the default budget
@@ -181,7 +182,7 @@ def list_memories(type: str | None = None, scope: ReadScope = "all", limit: int 
     Returns a list of {"id", "scope", "type", "created_at", "content", "superseded_by"}; a memory
     with superseded_by was corrected by that newer memory.
     """
-    from .manage import list_scoped
+    from .scopes import list_scoped
 
     if type is not None:
         from .write import validate_type

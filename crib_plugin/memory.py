@@ -8,7 +8,6 @@ runs only the full-text channel never imports numpy's model code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
@@ -19,35 +18,13 @@ from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
 from .timeutil import normalise_iso
+from .write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
-EMBED_BATCH = 32
-
-
-
-@dataclass
-class WriteReport:
-    """What the last write did: the entry id and which parts of the write path ran."""
-
-    entry_id: int
-    duplicate: bool = False
-    embedded: bool = False
-    facts: int = 0
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NewEntry:
-    """One entry to write (the import and bulk-write unit)."""
-
-    content: str
-    type: str = "note"
-    created_at: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 class Memory:

@@ -47,7 +47,7 @@ from . import errors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
 
 __all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "start", "DEADLINE"]
 

@@ -17,9 +17,7 @@ whole run never would.
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -28,63 +26,14 @@ from .limits import MAX_TERM_CHARS, MAX_TERMS
 from .records import Query
 from .temporal import parse_time_range
 from .text import STOP_WORDS  # noqa: E402,F401 - moved to the leaf text module; importable from here too
+from .text_cjk import CJK_RE, CJK_RUN_RE, _NonAsciiPattern, glued_words, normalise_cjk  # noqa: F401 - the leaf; importable from here too
 
-_CJK_RANGES = (
-    "\u3005-\u3007"  # 々 〆 〇 (iteration mark, closing mark, ideographic zero)
-    "\u3040-\u309f"  # Hiragana
-    "\u30a0-\u30ff"  # Katakana (with the prolonged sound mark ー)
-    "\u3130-\u318f"  # Hangul compatibility jamo
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf"  # CJK Extension A
-    "\u4e00-\u9fff"  # CJK Unified Ideographs
-    "\uf900-\ufaff"  # CJK Compatibility Ideographs
-    "\uac00-\ud7af"  # Hangul syllables
-    "\u1100-\u11ff"  # Hangul Jamo
-    "\uff66-\uff9f"  # half-width katakana (NFKC folds them to full width before gramming)
-    "\U00020000-\U0002fa1f"  # CJK Extensions B–F and compatibility supplement
-)
-
-
-class _NonAsciiPattern:
-    """A regex of non-ASCII characters only, compiled on first use, that answers ASCII text itself.
-
-    The CJK character classes take ~12 ms to compile (their charset tables are large), and the
-    per-prompt process compiles them anew every time, although most prompts are ASCII and can
-    never match: for ASCII text each method returns what the compiled pattern would, at once.
-    """
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    @functools.cached_property
-    def compiled(self) -> "re.Pattern[str]":
-        return re.compile(self.source)
-
-    def search(self, text: str) -> "re.Match[str] | None":
-        return None if text.isascii() else self.compiled.search(text)
-
-    def fullmatch(self, text: str) -> "re.Match[str] | None":
-        return None if text.isascii() else self.compiled.fullmatch(text)
-
-    def findall(self, text: str) -> list[str]:
-        return [] if text.isascii() else self.compiled.findall(text)
-
-    def sub(self, replacement: str, text: str) -> str:
-        return text if text.isascii() else self.compiled.sub(replacement, text)
-
-    def split(self, text: str) -> list[str]:
-        return [text] if text.isascii() else self.compiled.split(text)
-
-
-CJK_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]")
-CJK_RUN_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]+")
 _PHRASE_RE = re.compile(r'"([^"]+)"')
 # An identifier joined by dots, hyphens or underscores: valid_until, System.out.println, ERR_VAL_9021.
 # Anchored at the start of an alphanumeric run and possessive, so a long run without a separator
 # fails in one pass: unanchored, a 16,000-character run cost a quadratic 21 s.
 _IDENT_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[._\-][A-Za-z0-9]++)+")
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 calls a token
 
 
 @dataclass(frozen=True)
@@ -230,15 +179,6 @@ _KO_PARTICLES = frozenset("은는이가을를에의도로와과")  # a lone syll
 _HIRAGANA_RE = _NonAsciiPattern("[\u3040-\u309f]+")
 
 
-def normalise_cjk(text: str) -> str:
-    """NFKC: half-width katakana and compatibility ideographs fold to their usual forms.
-
-    Applied to entries when their grams are indexed and to prompts when theirs are computed, so the
-    two sides always agree.
-    """
-    return unicodedata.normalize("NFKC", text)
-
-
 def _stop_gram(gram: str) -> bool:
     """Whether a query gram is grammar rather than topic (see ``CJK_STOP_CHARS``)."""
     if all(c in CJK_STOP_CHARS for c in gram) or _HIRAGANA_RE.fullmatch(gram):
@@ -272,19 +212,6 @@ def cjk_grams(text: str) -> list[str]:
         return content
     # A prompt written in hiragana alone ("たま", "ねこ"): its hiragana grams are all it has.
     return [g for g in unique if _HIRAGANA_RE.fullmatch(g) and not all(c in _JA_PARTICLES for c in g)]
-
-
-def glued_words(text: str) -> list[str]:
-    """Latin words written against CJK characters with no space: "使用SQLite作为" → ``sqlite``.
-
-    The word index (unicode61) would keep "使用sqlite作为" as one token, so such words could never be
-    found by themselves; the CJK gram index holds them as words of their own.
-    """
-    found: list[str] = []
-    for token in _TOKEN_RE.findall(normalise_cjk(text)):
-        if CJK_RE.search(token) and not CJK_RUN_RE.fullmatch(token):
-            found.extend(piece.lower() for piece in CJK_RUN_RE.split(token) if piece)
-    return found
 
 
 def gram_expression(grams: Sequence[str], words: Sequence[str] = ()) -> str:

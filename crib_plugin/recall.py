@@ -18,7 +18,7 @@ from .records import ChannelResult, Fact, Hit, Retrieval
 from .temporal import adjust_hits
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
 
 CANDIDATES = 50  # how deep each channel ranks before fusion
 

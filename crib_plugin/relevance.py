@@ -30,7 +30,7 @@ from .query import CJK_RUN_RE, cjk_grams, normalise_cjk, terms
 from .records import Retrieval
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
 
 FTS_COVERAGE = 0.6  # IDF-weighted share of the prompt's terms the best full-text hit must contain
 AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches this well opens the gate

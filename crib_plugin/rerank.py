@@ -39,7 +39,7 @@ from .fusion import fit_budget
 from .limits import MAX_SCAN_CHARS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
     from .records import Hit, Retrieval
 
 __all__ = [

@@ -20,16 +20,15 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .errors import InputError
-from .store.dirs import STATE_DIR
+from .repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
 
 SCOPES = ("project", "global")
-DB_NAME = "crib.db"
 
 
 @dataclass(frozen=True)
@@ -47,57 +46,6 @@ class Scope:
 def _env(name: str, environ: Mapping[str, str] | None) -> str | None:
     value = (os.environ if environ is None else environ).get(name)
     return value.strip() if value and value.strip() else None
-
-
-def _read_gitdir(dot_git: Path) -> Path | None:
-    """The git directory a ``.git`` file points to (``gitdir: …``), absolute."""
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = Path(text[len("gitdir:"):].strip())
-    return target if target.is_absolute() else (dot_git.parent / target)
-
-
-def _common_root(gitdir: Path) -> Path | None:
-    """The main repository's work tree for a worktree's (or submodule's) git directory."""
-    commondir = gitdir / "commondir"
-    if commondir.is_file():  # a linked worktree: .git/worktrees/<name>/commondir → ../..
-        try:
-            common = Path(commondir.read_text(encoding="utf-8").strip())
-        except (OSError, UnicodeDecodeError):
-            return None
-        common = common if common.is_absolute() else gitdir / common
-        common = Path(os.path.normpath(common))
-        return common.parent if common.name == ".git" else None
-    return None
-
-
-def repo_root(cwd: Path | None = None) -> Path | None:
-    """The root of the main work tree of the repository holding ``cwd``; ``None`` outside git.
-
-    Every worktree of one repository answers the main work tree's root, so they share one store.
-    A submodule (whose ``.git`` file points into the parent's ``.git/modules``) is its own root.
-    """
-    start = Path(os.path.abspath(cwd or Path.cwd()))
-    for folder in (start, *start.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            return folder
-        if dot_git.is_file():
-            gitdir = _read_gitdir(dot_git)
-            if gitdir is None:
-                return folder
-            return _common_root(gitdir) or folder
-    return None
-
-
-def repo_store(cwd: Path | None = None) -> Path:
-    """``<repository root or cwd>/.state/crib/crib.db``: the project store when nothing overrides it."""
-    base = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
-    return base / STATE_DIR / DB_NAME
 
 
 def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
@@ -151,3 +99,22 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
     from .memory import Memory
 
     return Memory(scope_path(scope, cwd), create=create and not readonly, readonly=readonly)
+
+
+def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
+    """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
+    stores are skipped. Newest first across scopes."""
+    from .manage import list_entries
+
+    names = SCOPES if scope == "all" else (scope,)
+    out: list[dict[str, Any]] = []
+    for name in names:
+        if not scope_path(name).exists():
+            continue
+        with open_scope(name, create=False) as memory:
+            for row in list_entries(memory, **filters):
+                row["scope"] = name
+                out.append(row)
+    out.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
+    limit = filters.get("limit", 50)
+    return out[:limit] if limit is not None else out

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
     from .records import Retrieval
 
 SUPERSEDING_TYPES = ("correction", "decision")

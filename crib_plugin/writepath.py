@@ -26,7 +26,8 @@ from .errors import ModelUnavailable
 from .records import Triple
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .memory import Memory, NewEntry, WriteReport
+    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from .write_types import NewEntry, WriteReport
 
 T = TypeVar("T")
 WRITE_BATCH = 64  # entries per transaction on the bulk paths (import, write_many)
@@ -86,7 +87,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, budgets.embed_down
     notes: list[str] = []
     previous = memory._previous_in_thread(items)
-    from .memory import EMBED_BATCH
+    from .write_types import EMBED_BATCH
 
     budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH)
     try:
@@ -131,7 +132,7 @@ def write_prepared(
 
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none)."""
     from .config import embed_budget, extract_budget
-    from .memory import WriteReport
+    from .write_types import WriteReport
 
     scale = 1.0 if len(prepared) <= 1 else BULK_BUDGET_SCALE
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
@@ -184,10 +185,10 @@ def _write_batch(
     from .channels.base import index_entry
     from .channels.vectors import to_blob
     from .manage import record_audit
-    from .memory import WriteReport
     from .records import Entry
     from .store.sqlite import EXTRACT_QUEUE
     from .supersede import record_supersession
+    from .write_types import WriteReport
 
     store = memory.store
     items = [prepared[i] for i in todo]

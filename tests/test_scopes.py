@@ -201,8 +201,8 @@ def test_prompt_hook_reads_both_stores_and_never_repeats(repos: tuple[Path, Path
 
 
 def test_python_api_for_hosts(repos: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import manage, scoped
-    from crib_plugin.scopes import open_scope
+    from crib_plugin import scoped
+    from crib_plugin.scopes import list_scoped, open_scope
 
     a, _ = repos
     with open_scope("global") as memory:
@@ -214,5 +214,5 @@ def test_python_api_for_hosts(repos: tuple[Path, Path], monkeypatch: pytest.Monk
     block = scoped.retrieve("how are feature branches merged?", cwd=a)
     assert "squash merges" in block and "two approvals" in block
     monkeypatch.chdir(a)
-    rows = manage.list_scoped("all")
+    rows = list_scoped("all")
     assert sorted(r["scope"] for r in rows) == ["global", "project"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..records import ChannelHit, ChannelResult, Entry, Query
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..contracts import MemoryLike as Memory  # the protocol: channels never import the facade
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from ..records import ChannelHit, ChannelResult, Query
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..contracts import MemoryLike as Memory  # the protocol: channels never import the facade
 
 
 class FactsChannel:

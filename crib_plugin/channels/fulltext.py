@@ -26,7 +26,7 @@ from ..records import ChannelResult, Query
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..contracts import MemoryLike as Memory  # the protocol: channels never import the facade
 
 Scored = list[tuple[int, float]]
 

@@ -15,7 +15,7 @@ from ..hookspecs import hookimpl
 from ..records import ChannelHit, ChannelResult, Query
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..memory import Memory
+    from ..contracts import MemoryLike as Memory  # the protocol: channels never import the facade
 
 
 def to_blob(vector: Any) -> bytes:

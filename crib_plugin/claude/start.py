@@ -152,7 +152,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from ..scopes import global_db
 
     if not (db.exists() or global_db().exists()):
-        from ..entry_types import registered_types
+        from ..type_registry import registered_types
 
         return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()

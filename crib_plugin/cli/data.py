@@ -62,7 +62,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per type: name, meaning, standing.")
 def types(as_json: bool) -> None:
     """The kinds of memory crib stores, what each means, and which SessionStart re-injects (standing)."""
-    from ..entry_types import registered_types
+    from ..type_registry import registered_types
 
     for t in registered_types().values():
         if as_json:

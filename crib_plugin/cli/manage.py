@@ -66,7 +66,7 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
-    from ..manage import list_scoped
+    from ..scopes import list_scoped
 
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
     if as_json:
