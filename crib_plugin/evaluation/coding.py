@@ -82,7 +82,7 @@ def _fact_bears(fact: Any, good_ids: set[int], good_text: str) -> bool:
 
 def run_prompt(memory: Any, prompt: CodingPrompt, ids: dict[str, int], data: CodingSet, *, channels: Sequence[str]) -> Outcome:
     """Retrieve (as the hook does) and search (fused, then each channel alone) for one prompt."""
-    from .noanswer import inject
+    from .noanswer_inject import inject
 
     key_of = {v: k for k, v in ids.items()}
     started = time.perf_counter()
@@ -117,7 +117,7 @@ def evaluate(
     progress: Progress | None = None,
 ) -> CodingReport:
     """Run every prompt of ``split`` (dev / test / all) against the store, with ``CRIB_NOW`` fixed."""
-    from .noanswer import open_memory
+    from .noanswer_inject import open_memory
 
     if split not in (*SPLITS, "all"):
         raise CodingDataError(f"split {split!r} not in dev, test, all")

@@ -33,7 +33,7 @@ def fixed_now(now: str | None) -> ContextManager[None]:
 def build_store(db: Path, memories: Sequence[CodingMemory]) -> dict[str, int]:
     """Import the memories into a new store at ``db`` (``Memory.import_records``); key → entry id."""
     from ..records import ENTRY_TYPES
-    from .noanswer import open_memory
+    from .noanswer_inject import open_memory
 
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
