@@ -20,13 +20,13 @@ def _minilm() -> Any:
 
 
 def _ollama_embedder() -> Any:
-    from .ollama_models import OllamaEmbedder
+    from .ollama_embed import OllamaEmbedder
 
     return OllamaEmbedder()
 
 
 def _ollama_extractor() -> Any:
-    from .ollama_models import OllamaExtractor
+    from .ollama_extract import OllamaExtractor
 
     return OllamaExtractor()
 
@@ -38,7 +38,7 @@ def _rules_extractor() -> Any:
 
 
 def _ollama_reranker() -> Any:
-    from .ollama_models import OllamaReranker
+    from .ollama_rerank import OllamaReranker
 
     return OllamaReranker()
 
