@@ -20,12 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import ollama
 
 
-DEFAULT_EMBEDDING_MODEL = "nomic-embed-text"
-
-DEFAULT_EXTRACTION_MODEL = "gemma3:1b"
-
-DEFAULT_RERANK_MODEL = "gemma3:1b"
-
 EMBED_TIMEOUT = 2.0
 
 RERANK_TIMEOUT = 2.0

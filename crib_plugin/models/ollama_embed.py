@@ -13,13 +13,13 @@ import numpy as np
 from ..errors import ModelError
 from .base import l2_normalise
 from .ollama_client import (
-    DEFAULT_EMBEDDING_MODEL,
     EMBED_BATCH,
     EMBED_TIMEOUT,
     _configured,
     _OllamaBase,
 )
 from .ollama_host import (
+    DEFAULT_EMBEDDING_MODEL,
     _base_name,
     ollama_timeout,
 )

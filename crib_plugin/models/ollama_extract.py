@@ -11,7 +11,6 @@ from typing import Any
 from ..errors import ModelError
 from ..records import Triple
 from .ollama_client import (
-    DEFAULT_EXTRACTION_MODEL,
     EXTRACT_TIMEOUT,
     MAX_FACTS,
     SEED,
@@ -19,6 +18,7 @@ from .ollama_client import (
     _OllamaBase,
 )
 from .ollama_host import (
+    DEFAULT_EXTRACTION_MODEL,
     _one_line,
     ollama_timeout,
 )

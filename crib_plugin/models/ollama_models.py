@@ -29,9 +29,6 @@ Environment variables honoured:
 from __future__ import annotations
 
 from .ollama_client import (  # noqa: F401  (re-exported: moved to .ollama_client)
-    DEFAULT_EMBEDDING_MODEL,
-    DEFAULT_EXTRACTION_MODEL,
-    DEFAULT_RERANK_MODEL,
     EMBED_BATCH,
     EMBED_TIMEOUT,
     EXTRACT_TIMEOUT,
@@ -56,8 +53,11 @@ from .ollama_extract import (  # noqa: F401  (re-exported: moved to .ollama_extr
     OllamaExtractor,
     validate_facts,
 )
-from .ollama_host import (  # re-exported: the public names of the Ollama backend
+from .ollama_host import (  # noqa: F401  # re-exported: the public names of the Ollama backend
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_EXTRACTION_MODEL,
     DEFAULT_HOST,
+    DEFAULT_RERANK_MODEL,
     model_available,
     ollama_host,
     ollama_timeout,

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from .ollama_client import (
-    DEFAULT_RERANK_MODEL,
     RERANK_TIMEOUT,
     RERANK_WORKERS,
     SEED,
@@ -18,6 +17,7 @@ from .ollama_client import (
     _OllamaBase,
 )
 from .ollama_host import (
+    DEFAULT_RERANK_MODEL,
     ollama_timeout,
 )
 
