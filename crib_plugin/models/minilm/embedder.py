@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelError
-from .base import l2_normalise
-from .minilm_bert import _Bert, erf, gelu_, load_safetensors  # noqa: F401  (erf, gelu_: re-exported)
-from .minilm_blas import _BLAS
-from .minilm_tokenizer import _load_tokenizer, _TextEncoder  # noqa: F401  (_load_tokenizer: re-exported)
+from ...errors import ModelError
+from ..base import l2_normalise
+from .bert import _Bert, load_safetensors
+from .blas import _BLAS
+from .tokenizer import _TextEncoder
 
 # --------------------------------------------------------------------------------------------
 # The embedder
@@ -147,7 +147,7 @@ class MiniLMEmbedder:
         """The model folder: the one given, else the verified cache (fetching if allowed)."""
         if self._model_dir is not None:
             return self._model_dir
-        from .weights import ensure_minilm
+        from ..weights import ensure_minilm
 
         return ensure_minilm(download=self._download)
 
