@@ -51,19 +51,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import Triple
-from .rules_patterns import (
+from ...records import Triple
+from .patterns import (
     _ARROW,
     _KEY_VALUE,
     _SENTENCE_SPLIT,
     LABELS,
     ROLE_PREDICATES,
 )
-from .rules_phrases import (
+from .phrases import (
     _lines,
     _tidy,
 )
-from .rules_sentences import (
+from .sentences import (
     _arrow,
     _key_value,
     _rule_attribute,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from ..facts import clean_name, normalise_predicate
-from ..records import Triple
-from .rules_patterns import (
+from ...facts import clean_name, normalise_predicate
+from ...records import Triple
+from .patterns import (
     _ARROW,
     _DECIDED,
     _IS,
@@ -37,7 +37,7 @@ from .rules_patterns import (
     PROJECT,
     VAGUE,
 )
-from .rules_phrases import (
+from .phrases import (
     _concrete,
     _noun_phrase,
     _object,

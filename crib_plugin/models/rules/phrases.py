@@ -1,15 +1,15 @@
 """Naming for the rule extractor: subjects, objects, lists and roles → predicates and triples.
 
-Split from :mod:`crib_plugin.models.rules`; the sentence rules in :mod:`.rules_sentences` build on it.
+Split from :mod:`crib_plugin.models.rules`; the sentence rules in :mod:`.sentences` build on it.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..facts import clean_name, normalise_predicate, single_valued
-from ..records import Triple
-from .rules_patterns import (
+from ...facts import clean_name, normalise_predicate, single_valued
+from ...records import Triple
+from .patterns import (
     _AND_VERB,
     _BOUNDARY,
     _BOUNDARY_NO_COMMA,
