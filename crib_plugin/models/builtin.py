@@ -26,13 +26,13 @@ def _e5() -> Any:
 
 
 def _ollama_embedder() -> Any:
-    from .ollama_embed import OllamaEmbedder
+    from .ollama.embedder import OllamaEmbedder
 
     return OllamaEmbedder()
 
 
 def _ollama_extractor() -> Any:
-    from .ollama_extract import OllamaExtractor
+    from .ollama.extractor import OllamaExtractor
 
     return OllamaExtractor()
 
@@ -44,7 +44,7 @@ def _rules_extractor() -> Any:
 
 
 def _ollama_reranker() -> Any:
-    from .ollama_rerank import OllamaReranker
+    from .ollama.reranker import OllamaReranker
 
     return OllamaReranker()
 

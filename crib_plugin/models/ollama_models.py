@@ -28,7 +28,7 @@ Environment variables honoured:
 
 from __future__ import annotations
 
-from .ollama_client import (  # noqa: F401  (re-exported: moved to .ollama_client)
+from .ollama.client import (  # noqa: F401  (re-exported)
     EMBED_BATCH,
     EMBED_TIMEOUT,
     EXTRACT_TIMEOUT,
@@ -40,18 +40,24 @@ from .ollama_client import (  # noqa: F401  (re-exported: moved to .ollama_clien
     _configured,
     _OllamaBase,
 )
-from .ollama_embed import (  # noqa: F401  (re-exported: moved to .ollama_embed)
+from .ollama.embedder import (  # noqa: F401  (re-exported)
     KNOWN_EMBEDDING_DIMS,
     NOMIC_DOCUMENT_PREFIX,
     NOMIC_QUERY_PREFIX,
     OllamaEmbedder,
 )
-from .ollama_extract import (  # noqa: F401  (re-exported: moved to .ollama_extract)
+from .ollama.extractor import (  # noqa: F401  (re-exported)
     EXTRACTION_EXAMPLES,
     EXTRACTION_SCHEMA,
     EXTRACTION_SYSTEM_PROMPT,
     OllamaExtractor,
     validate_facts,
+)
+from .ollama.reranker import (  # noqa: F401  (re-exported)
+    RERANK_SCHEMA,
+    RERANK_SYSTEM_PROMPT,
+    OllamaReranker,
+    parse_grade,
 )
 from .ollama_host import (  # noqa: F401  # re-exported: the public names of the Ollama backend
     DEFAULT_EMBEDDING_MODEL,
@@ -62,12 +68,6 @@ from .ollama_host import (  # noqa: F401  # re-exported: the public names of the
     ollama_host,
     ollama_timeout,
     probe_ollama,
-)
-from .ollama_rerank import (  # noqa: F401  (re-exported: moved to .ollama_rerank)
-    RERANK_SCHEMA,
-    RERANK_SYSTEM_PROMPT,
-    OllamaReranker,
-    parse_grade,
 )
 
 __all__ = [

@@ -10,18 +10,18 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import ModelError
-from .base import l2_normalise
-from .ollama_client import (
+from ...errors import ModelError
+from ..base import l2_normalise
+from ..ollama_host import (
+    DEFAULT_EMBEDDING_MODEL,
+    _base_name,
+    ollama_timeout,
+)
+from .client import (
     EMBED_BATCH,
     EMBED_TIMEOUT,
     _configured,
     _OllamaBase,
-)
-from .ollama_host import (
-    DEFAULT_EMBEDDING_MODEL,
-    _base_name,
-    ollama_timeout,
 )
 
 KNOWN_EMBEDDING_DIMS: dict[str, int] = {

@@ -9,16 +9,16 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
-from .ollama_client import (
+from ..ollama_host import (
+    DEFAULT_RERANK_MODEL,
+    ollama_timeout,
+)
+from .client import (
     RERANK_TIMEOUT,
     RERANK_WORKERS,
     SEED,
     _configured,
     _OllamaBase,
-)
-from .ollama_host import (
-    DEFAULT_RERANK_MODEL,
-    ollama_timeout,
 )
 
 RERANK_SCHEMA: dict[str, Any] = {

@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ModelError
-from ..records import Triple
-from .ollama_client import (
+from ...errors import ModelError
+from ...records import Triple
+from ..ollama_host import (
+    DEFAULT_EXTRACTION_MODEL,
+    _one_line,
+    ollama_timeout,
+)
+from .client import (
     EXTRACT_TIMEOUT,
     MAX_FACTS,
     SEED,
     _configured,
     _OllamaBase,
-)
-from .ollama_host import (
-    DEFAULT_EXTRACTION_MODEL,
-    _one_line,
-    ollama_timeout,
 )
 
 EXTRACTION_SCHEMA: dict[str, Any] = {

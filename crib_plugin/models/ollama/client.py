@@ -1,16 +1,16 @@
 """Shared plumbing of the Ollama backend: defaults, timeouts, and the lazily built client that maps its errors.
 
 Split from :mod:`crib_plugin.models.ollama_models` (which re-exports the backend's public names);
-the embedder, extractor and reranker in :mod:`.ollama_embed`, :mod:`.ollama_extract` and
-:mod:`.ollama_rerank` build on :class:`_OllamaBase`.
+the embedder, extractor and reranker in :mod:`.embedder`, :mod:`.extractor` and
+:mod:`.reranker` build on :class:`_OllamaBase`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from ..errors import ConfigError, ModelError, ModelUnavailable
-from .ollama_host import (
+from ...errors import ConfigError, ModelError, ModelUnavailable
+from ..ollama_host import (
     _is_loopback,
     _one_line,
     ollama_host,
@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 def _configured(name: str) -> Any:
     """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
-    from ..config import get_settings
+    from ...config import get_settings
 
     return getattr(get_settings(), name)
 
