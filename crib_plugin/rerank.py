@@ -119,7 +119,7 @@ def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | 
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
         from .config import get_settings
-        from .models.ollama_models import DEFAULT_RERANK_MODEL
+        from .models.ollama_host import DEFAULT_RERANK_MODEL
         from .models.ollama_probe import ollama_has_model
 
         model = get_settings().rerank_model or DEFAULT_RERANK_MODEL

@@ -26,13 +26,13 @@ def _e5() -> Any:
 
 
 def _ollama_embedder() -> Any:
-    from .ollama_models import OllamaEmbedder
+    from .ollama.embedder import OllamaEmbedder
 
     return OllamaEmbedder()
 
 
 def _ollama_extractor() -> Any:
-    from .ollama_models import OllamaExtractor
+    from .ollama.extractor import OllamaExtractor
 
     return OllamaExtractor()
 
@@ -44,7 +44,7 @@ def _rules_extractor() -> Any:
 
 
 def _ollama_reranker() -> Any:
-    from .ollama_models import OllamaReranker
+    from .ollama.reranker import OllamaReranker
 
     return OllamaReranker()
 

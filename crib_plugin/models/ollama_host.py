@@ -20,6 +20,13 @@ from ..errors import ConfigError
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_PORT = 11434
 
+#: Default model per role (``CRIB_EMBEDDING_MODEL`` / ``CRIB_EXTRACTION_MODEL`` / ``CRIB_RERANK_MODEL``
+#: override them). Kept here, beside the host, so the reranker stage can name its default without
+#: importing the Ollama models themselves (numpy, and the backend's import cycle).
+DEFAULT_EMBEDDING_MODEL = "nomic-embed-text"
+DEFAULT_EXTRACTION_MODEL = "gemma3:1b"
+DEFAULT_RERANK_MODEL = "gemma3:1b"
+
 
 # ----------------------------------------------------------------------------------------------
 # Configuration

@@ -1,0 +1,128 @@
+"""Shared plumbing of the Ollama backend: defaults, timeouts, and the lazily built client that maps its errors.
+
+Split from :mod:`crib_plugin.models.ollama_models` (which re-exports the backend's public names);
+the embedder, extractor and reranker in :mod:`.embedder`, :mod:`.extractor` and
+:mod:`.reranker` build on :class:`_OllamaBase`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from ...errors import ConfigError, ModelError, ModelUnavailable
+from ..ollama_host import (
+    _is_loopback,
+    _one_line,
+    ollama_host,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ollama
+
+
+EMBED_TIMEOUT = 2.0
+
+RERANK_TIMEOUT = 2.0
+
+EXTRACT_TIMEOUT = 30.0
+
+SEED = 42
+"""Fixed sampling seed for every generation (with temperature 0, the output is reproducible)."""
+
+MAX_FACTS = 32
+"""At most this many facts are kept from one extraction (the rest are dropped, in model order)."""
+
+EMBED_BATCH = 32
+"""Texts per ``/api/embed`` request, so one request stays well inside its timeout."""
+
+RERANK_WORKERS = 4
+"""Concurrent pointwise rerank requests (Ollama serves them in parallel up to OLLAMA_NUM_PARALLEL)."""
+
+T = TypeVar("T")
+
+
+def _configured(name: str) -> Any:
+    """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
+    from ...config import get_settings
+
+    return getattr(get_settings(), name)
+
+
+class _OllamaBase:
+    """Holds host, model and timeout, builds the ``ollama.Client`` lazily and maps its errors."""
+
+    name = "ollama"
+    role = "model"
+
+    def __init__(self, model: str, host: str | None, timeout: float) -> None:
+        if not model or not model.strip():
+            raise ConfigError(f"empty Ollama {self.role} model name")
+        self.model = model.strip()
+        self.host = ollama_host(host)
+        self.timeout = float(timeout)
+        self._client: ollama.Client | None = None
+
+    @property
+    def client(self) -> "ollama.Client":
+        """The ``ollama.Client`` (created on first use; imports ``ollama`` then)."""
+        if self._client is None:
+            try:
+                import httpx
+                import ollama
+            except ImportError as exc:  # pragma: no cover - a declared dependency
+                raise ModelUnavailable(f"the ollama package is not installed ({exc})") from None
+            # Loopback never goes through an HTTP proxy (httpx would otherwise honour HTTP_PROXY), and
+            # plain http on loopback needs no TLS context (building the default one costs ~100 ms).
+            loopback = _is_loopback(self.host)
+            plain = loopback and self.host.startswith("http://")
+            self._client = ollama.Client(
+                host=self.host,
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 1.0)),
+                trust_env=not loopback,
+                **({"verify": False} if plain else {}),
+            )
+        return self._client
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (optional; it is also closed when garbage-collected)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, host={self.host!r}, timeout={self.timeout:g})"
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run one client request, turning every failure into a one-line ModelError/ModelUnavailable."""
+        import httpx
+        import ollama
+        import pydantic
+
+        try:
+            return fn()
+        except ollama.ResponseError as exc:
+            status = exc.status_code
+            message = _one_line(exc.error)
+            if status == 404 or "not found" in message.lower():
+                raise ModelUnavailable(
+                    f"ollama model {self.model!r} not found at {self.host}: run `ollama pull {self.model}`"
+                ) from None
+            raise ModelError(f"ollama {what} with {self.model!r} failed: HTTP {status}: {message}") from None
+        except httpx.TimeoutException:
+            raise ModelUnavailable(
+                f"ollama at {self.host} did not answer the {what} request within {self.timeout:g}s"
+            ) from None
+        except ConnectionError:  # the client's translation of httpx.ConnectError
+            raise ModelUnavailable(f"ollama is not reachable at {self.host} (connection refused)") from None
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(
+                _one_line(f"ollama at {self.host} dropped the {what} request: {type(exc).__name__}: {exc}")
+            ) from None
+        except (ValueError, pydantic.ValidationError) as exc:  # JSONDecodeError is a ValueError
+            raise ModelError(
+                _one_line(f"ollama {what} with {self.model!r} returned a malformed reply: {type(exc).__name__}")
+            ) from None
+        except ollama.RequestError as exc:
+            raise ModelError(_one_line(f"ollama {what} request rejected: {exc}")) from None
+        except OSError as exc:
+            raise ModelUnavailable(_one_line(f"ollama at {self.host}: {exc}")) from None
