@@ -169,46 +169,88 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
     q_stems = query_stems(keywords)
     if not q_stems:
         return result
-    q_set = set(q_stems)
+    found = _score_entities(store, q_stems)
+    candidates = _candidate_relations(store, found.top)
+    fact_scores, strong, below_floor = _score_relations(found, candidates)
+    _add_predicate_only(store, q_stems, found.q_set, fact_scores, strong, below_floor)
+    if not fact_scores:
+        return result
+    facts = load_facts(store, list(fact_scores))
+    for fact in facts:
+        fact.score = round(fact_scores[fact.id], 6)
+    result.facts = sorted(facts, key=lambda f: (-f.score, _desc(f.valid_from), -f.id))[:limit]
+    result.entries, result.weak_entries = _rank_entries(result.facts, strong)
+    result.dropped = len(below_floor)
+    if found.top:
+        names = store.entity_display_names(found.top)
+        result.matched_entities = {names[e]: round(found.scores[e], 4) for e in found.top if e in names}
+    return result
+
+
+Candidates = dict[int, tuple[int, str, int, str]]  # relation id → (subject, predicate, object, valid_from)
+
+
+@dataclass
+class _Found:
+    """The entity step's result: which entity words each query stem reached, and the entity scores."""
+
+    q_set: set[str]
+    matches: Matches
+    scores: dict[int, float]
+    n_terms: dict[int, int]
+    top: list[int]
+
+    def covered(self, entity_id: int) -> set[str]:
+        """The query stems that reached this entity's name."""
+        if entity_id not in self.scores:
+            return set()
+        return {q for _q, _e, q in self.matches.get(entity_id, {}).values()}
+
+    def units(self, entity_id: int) -> int:
+        """A fully matched name is one unit of evidence; inside a longer name, each matched word is one."""
+        if entity_id not in self.scores:
+            return 0
+        terms = self.matches.get(entity_id, {})
+        if len(terms) >= self.n_terms.get(entity_id, 1):
+            return 1
+        return len({q for _q, _e, q in terms.values()})
+
+
+def _score_entities(store: Any, q_stems: Sequence[str]) -> _Found:
+    """Step 1: the entities the prompt's stems reach, scored, and the :data:`MAX_ENTITIES` best."""
     matches = _entity_matches(store, q_stems)
     scores = _entity_scores(store, matches)
     n_terms = {entity_id: max(1, n) for entity_id, n in store.entity_term_counts(list(scores)).items()}
     top = sorted(scores, key=lambda e: -scores[e])[:MAX_ENTITIES]
+    return _Found(set(q_stems), matches, scores, n_terms, top)
 
-    candidates: dict[int, tuple[int, str, int, str]] = {}  # relation id → (subject, predicate, object, valid_from)
+
+def _candidate_relations(store: Any, top: Sequence[int]) -> Candidates:
+    """Step 2: every current relation one hop from a top entity (as subject or object)."""
+    candidates: Candidates = {}
     if top:
         for role in ("subject", "object"):
             for rid, sid, pred, oid, since in store.current_relations_of(top, role, MAX_RELATIONS):
                 candidates[int(rid)] = (int(sid), str(pred), int(oid), str(since))
+    return candidates
 
-    fact_scores: dict[int, float] = {}
-    strong: set[int] = set()
+
+def _score_relations(found: _Found, candidates: Candidates) -> tuple[dict[int, float], set[int], set[int]]:
+    """Step 2 (scores): each candidate's score, which ones are strong, and hub facts below the floor."""
+    scores, q_set = found.scores, found.q_set
     degree: dict[int, int] = {}
     for sid, _pred, oid, _since in candidates.values():
         for entity_id in {sid, oid}:
             if entity_id in scores:
                 degree[entity_id] = degree.get(entity_id, 0) + 1
-
-    def covered(entity_id: int) -> set[str]:
-        if entity_id not in scores:
-            return set()
-        return {q for _q, _e, q in matches.get(entity_id, {}).values()}
-
-    def units(entity_id: int) -> int:
-        """A fully matched name is one unit of evidence; inside a longer name, each matched word is one."""
-        if entity_id not in scores:
-            return 0
-        terms = matches.get(entity_id, {})
-        if len(terms) >= n_terms.get(entity_id, 1):
-            return 1
-        return len({q for _q, _e, q in terms.values()})
-
+    fact_scores: dict[int, float] = {}
+    strong: set[int] = set()
     name_only: dict[int, list[tuple[str, int]]] = {}
     for rid, (sid, pred, oid, since) in candidates.items():
         bonus, _full = _predicate_bonus(pred, q_set)
         fact_scores[rid] = scores.get(sid, 0.0) + scores.get(oid, 0.0) + bonus
-        evidence = units(sid) + units(oid) + len(_predicate_stems(pred, q_set))
-        if evidence >= 2 or q_set <= covered(sid) | covered(oid) | _predicate_stems(pred, q_set):
+        evidence = found.units(sid) + found.units(oid) + len(_predicate_stems(pred, q_set))
+        if evidence >= 2 or q_set <= found.covered(sid) | found.covered(oid) | _predicate_stems(pred, q_set):
             strong.add(rid)
         elif bonus == 0 and degree.get(sid if sid in scores else oid, 0) > HUB_DEGREE:
             name_only.setdefault(sid if sid in scores else oid, []).append((since, rid))
@@ -218,9 +260,14 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
         below_floor.update(rid for _since, rid in items[HUB_KEEP:])
     for rid in below_floor:
         del fact_scores[rid]
+    return fact_scores, strong, below_floor
 
-    named = store.predicates_with_terms(q_stems)
-    for pred in named:
+
+def _add_predicate_only(
+    store: Any, q_stems: Sequence[str], q_set: set[str], fact_scores: dict[int, float], strong: set[int], below_floor: set[int]
+) -> None:
+    """Step 3: current facts of predicates the prompt names in full (not generic ones), at a lower score."""
+    for pred in store.predicates_with_terms(q_stems):
         if pred in GENERIC_PREDICATES:
             continue
         bonus, full = _predicate_bonus(pred, q_set)
@@ -234,13 +281,9 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
             if q_set <= _predicate_stems(pred, q_set):
                 strong.add(rid)
 
-    if not fact_scores:
-        return result
-    facts = load_facts(store, list(fact_scores))
-    for fact in facts:
-        fact.score = round(fact_scores[fact.id], 6)
-    facts = sorted(facts, key=lambda f: (-f.score, _desc(f.valid_from), -f.id))[:limit]
 
+def _rank_entries(facts: Sequence[Fact], strong: set[int]) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """Step 4: source entries ranked by their best fact's score — strong facts' and weak-only ones'."""
     best: dict[int, float] = {}
     weak: dict[int, float] = {}
     for fact in facts:
@@ -248,15 +291,9 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
         for entry_id in fact.source_entry_ids:
             if fact.score > target.get(entry_id, -1.0):
                 target[entry_id] = fact.score
-    result.facts = facts
-    result.entries = sorted(best.items(), key=lambda item: (-item[1], -item[0]))
-    result.weak_entries = sorted(
-        ((e, sc) for e, sc in weak.items() if e not in best), key=lambda item: (-item[1], -item[0]))
-    result.dropped = len(below_floor)
-    if top:
-        names = store.entity_display_names(top)
-        result.matched_entities = {names[e]: round(scores[e], 4) for e in top if e in names}
-    return result
+    entries = sorted(best.items(), key=lambda item: (-item[1], -item[0]))
+    weak_entries = sorted(((e, sc) for e, sc in weak.items() if e not in best), key=lambda item: (-item[1], -item[0]))
+    return entries, weak_entries
 
 
 def _desc(text: str) -> str:
