@@ -73,7 +73,7 @@ def _embed(embedder: Any, texts: list[str], on_progress: Any, done: int, total: 
 def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) -> dict[str, Any]:
     """Measure, choose and (with ``write``) store the gate; return a JSON-ready report.
     ``on_progress(done, total)`` follows the texts embedded (probes, then sampled entries)."""
-    from .relevance import FLOOR_BELOW_GATE, default_gate, vector_gate
+    from .relevance import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
 
     embedder = memory.embedder()
     key = memory.embedder_key()
@@ -82,7 +82,10 @@ def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) 
     report: dict[str, Any] = {"embedder": key, "entries": len(ids), "gate_before": round(before, 3)}
     prompts = probe_prompts()
     total = len(prompts) + min(SAMPLE, len(ids))
-    probes = _embed(embedder, prompts, on_progress, 0, total)
+    # probes stand for prompts: embedded as queries (e5 prefixes queries and entries differently)
+    probes = np.stack([embedder.embed_query(p) for p in prompts]) if prompts else np.zeros((0, 0), "f4")
+    if on_progress is not None:
+        on_progress(len(prompts), total)
     off_topic = (matrix @ probes.T).max(axis=0) if len(ids) else np.zeros(0)
     report["off_topic_best_cosine"] = _percentiles(off_topic)
 
@@ -99,11 +102,13 @@ def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) 
     if len(ids) < MIN_ENTRIES:
         report.update(gate=round(before, 3), written=False, reason=f"fewer than {MIN_ENTRIES} entries: kept the default")
         return report
-    measured = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN, *BOUNDS))
+    scale = MARGIN_SCALE.get(key, 1.0)  # e5's narrow cosine band: its own margin, and room above 0.75
+    upper = BOUNDS[1] if scale == 1.0 else 0.95
+    measured = float(np.clip(np.percentile(off_topic, QUANTILE) + MARGIN * scale, BOUNDS[0], upper))
     shipped = default_gate(key, len(ids))
     gate = max(measured, shipped)  # calibration only ever raises the gate (see the module docstring)
     report["measured"] = round(measured, 3)
-    report.update(gate=round(gate, 3), floor=round(gate - FLOOR_BELOW_GATE, 3))
+    report.update(gate=round(gate, 3), floor=round(gate - floor_below_gate(key), 3))
     if "pseudo_relevant_cosine" in report:
         report["pseudo_relevant_below_gate"] = round(float((related < gate).mean()), 3)
     if write:

@@ -195,7 +195,7 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
-    from .hotpath import read_stdin
+    from .cli_io import read_stdin
     from .manage import correct as correct_entry
 
     new_text = text if text is not None else read_stdin()

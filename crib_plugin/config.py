@@ -191,7 +191,7 @@ class Settings:
     """
 
     db: Path = setting("CRIB_DB", path, DEFAULT_DB, "the project store ([Scopes](#scopes)); when set, used exactly as given", shown="`.state/crib/crib.db` at the git repository's root (outside git: under the current directory)")
-    embedder: str | None = setting("CRIB_EMBEDDER", lower, None, "embedder for a new store (`minilm`, `ollama`, or a plugin's); an existing store keeps its own until `crib reindex --embedder`", shown="`minilm`")
+    embedder: str | None = setting("CRIB_EMBEDDER", lower, None, "embedder for a new store (`minilm`, `ollama`, `e5` with the multilingual extra — see Embedders — or a plugin's); an existing store keeps its own until `crib reindex --embedder`", shown="`minilm`")
     embedding_model: str = setting("CRIB_EMBEDDING_MODEL", text, "nomic-embed-text", "Ollama embedding model")
     extractor: str = setting("CRIB_EXTRACTOR", lower, "auto", "`rules`, `ollama`, or `auto` (Ollama when it answers with the model, else rules), or a plugin's")
     extraction_model: str = setting("CRIB_EXTRACTION_MODEL", text, "gemma3:1b", "Ollama extraction model (JSON schema in `format`, temperature 0, fixed seed)")
@@ -231,7 +231,8 @@ class Settings:
         """Defaults for a measurement store at ``db``, keeping only which extractor to use from the
         environment (as before: the evaluation's figures must not move with ``CRIB_CHANNEL`` etc.)."""
         current = get_settings()
-        return cls(db=db, extractor=current.extractor, extraction_model=current.extraction_model)
+        # CRIB_EMBEDDER too: the stores' cache paths are keyed by it (an e5 run built MiniLM stores)
+        return cls(db=db, extractor=current.extractor, extraction_model=current.extraction_model, embedder=current.embedder)
 
     def source(self, name: str) -> str:
         """Where the field ``name`` came from: ``env``, ``project file``, ``user file`` or ``default``."""

@@ -168,7 +168,7 @@ def run_message_display(stdin: IO[str], stdout: IO[str]) -> int:
             return 0
         text = output(display)
     except Exception as exc:  # fail open: the batch is shown as it is
-        from .hotpath import log_failure
+        from .cli_io import log_failure
 
         log_failure("hook message-display", exc)
         return 0

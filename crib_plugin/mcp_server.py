@@ -74,7 +74,7 @@ def _guarded(fn: _F) -> _F:
         except CribError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # a bug: log it, answer with one line
-            from .hotpath import log_failure
+            from .cli_io import log_failure
 
             log_failure(f"mcp {fn.__name__}", exc)
             raise ToolError(f"crib failed: {type(exc).__name__}: {exc}") from None

@@ -186,12 +186,12 @@ class Memory:
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
-        from .relevance import FLOOR_BELOW_GATE, vector_gate
+        from .relevance import floor_below_gate, vector_gate
 
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
             return stored
-        return vector_gate(self) - FLOOR_BELOW_GATE
+        return vector_gate(self) - floor_below_gate(self.embedder_key())
 
     def channel_weights(self) -> dict[str, float]:
         """Fusion weights: each channel's own ``weight`` (default 1.0), then the store's overrides."""

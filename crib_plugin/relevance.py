@@ -51,6 +51,10 @@ PRIOR_RATE = 0.01
 DEFAULT_GATES: dict[str, float] = {
     "minilm:all-MiniLM-L6-v2:384": 0.42,
     "ollama:nomic-embed-text:768": 0.60,
+    # e5 (bench/embedder_gate.py): its unrelated and answerable top cosines overlap (LoCoMo no-answer
+    # p95 0.841, answerable p5 0.831). 0.85 shut 98% of LoCoMo's no-answer prompts but cost 6.5
+    # points of injected R@10 on conv-26 (72.4 vs 78.4 raw); 0.84 keeps 77.2 of 77.9.
+    "e5:multilingual-e5-small-q4:384": 0.84,
 }
 FALLBACK_GATE = 0.45
 STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
@@ -64,6 +68,26 @@ WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
+# Margins above are on MiniLM's cosine scale. multilingual-e5-small squeezes every cosine into a
+# narrow band (unrelated prompts' top neighbour ≈ 0.80, relevant memories ≈ 0.85–0.90), so its
+# small-store drop shrinks by the ratio of the two embedders' spreads (median
+# answerable top minus median no-answer top, measured by bench/embedder_gate.py; README "Embedders").
+MARGIN_SCALE: dict[str, float] = {
+    "e5:multilingual-e5-small-q4:384": 0.15,  # LoCoMo 0.055 vs 0.484 (0.11), coding set 0.044 vs 0.221 (0.20)
+}
+
+
+# The per-hit floor is set by where relevant memories sit, not by the spread: MiniLM's floor
+# (0.32) is the 5th percentile of LoCoMo's evidence-turn cosines; e5's is 0.79 (coding set 0.805),
+# so its floor sits 0.06 below its gate (0.78) (a 0.015 margin cut half of LoCoMo's evidence: R@10 49 vs 58).
+FLOOR_MARGINS: dict[str, float] = {
+    "e5:multilingual-e5-small-q4:384": 0.06,
+}
+
+
+def floor_below_gate(key: str) -> float:
+    """How far below the gate an embedder's per-hit floor sits (its own cosine scale)."""
+    return FLOOR_MARGINS.get(key, FLOOR_BELOW_GATE * MARGIN_SCALE.get(key, 1.0))
 
 
 @dataclass
@@ -93,7 +117,7 @@ def default_gate(key: str, entries: int) -> float:
     if entries >= FULL_SIZE:
         return full
     share = math.log(max(1, entries)) / math.log(FULL_SIZE)
-    return full - SMALL_STORE_DROP * (1.0 - share)
+    return full - SMALL_STORE_DROP * MARGIN_SCALE.get(key, 1.0) * (1.0 - share)
 
 
 def vector_gate(memory: "Memory") -> float:
@@ -199,7 +223,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
             gate = None
     per_entry = fts_coverage(memory, retrieval)
     coverage = max(per_entry.values(), default=None)
-    floor = (gate - FLOOR_BELOW_GATE) if gate is not None else None
+    floor = (gate - floor_below_gate(memory.embedder_key())) if gate is not None else None
     agreeing = [
         h.entry_id
         for h in (vector.hits if vector and floor is not None else [])

@@ -115,7 +115,7 @@ def select_scoped(
         extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items)
         add_successors(other, extra)
     except Exception as exc:  # the global store must never break the project's retrieval
-        from .hotpath import log_failure
+        from .cli_io import log_failure
 
         log_failure("global store", exc)
         extra = Retrieval(query=retrieval.query)

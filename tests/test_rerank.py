@@ -66,20 +66,21 @@ def test_nothing_happens_when_everything_fits(memory: Memory) -> None:
 
 
 def test_offline_mmr_removes_near_duplicate_from_injected_top(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rerank stage alone: the per-entry cut (tested in test_evidence.py) would leave only the twins.
     ids = dict(zip("DTNR", _write_all(memory, [DEPLOY, DEPLOY_TWIN, NOTIFY, ROLLBACK])))
     prompt = "where does the deploy script live and which AWS profile does it need?"
     monkeypatch.setenv("CRIB_RERANK", "off")
-    plain = memory.select(memory.recall(prompt), max_items=2)
+    plain = memory.select(memory.recall(prompt), max_items=2, per_entry=False)
     assert {h.entry.id for h in plain.hits} == {ids["D"], ids["T"]}  # fused order: both twins on top
     monkeypatch.delenv("CRIB_RERANK")
-    chosen = memory.select(memory.recall(prompt), max_items=2)
+    chosen = memory.select(memory.recall(prompt), max_items=2, per_entry=False)
     kept = [h.entry.id for h in chosen.hits]
     assert len(kept) == 2 and len({ids["D"], ids["T"]} & set(kept)) == 1
     assert "rerank" in chosen.timings
     assert any("near-duplicate" in note for _, note in chosen.notes)
     assert any("mmr (cosine)" in note for entry_id, note in chosen.notes if entry_id == 0)
     # deterministic
-    again = memory.select(memory.recall(prompt), max_items=2)
+    again = memory.select(memory.recall(prompt), max_items=2, per_entry=False)
     assert [h.entry.id for h in again.hits] == kept
 
 

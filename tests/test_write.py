@@ -28,9 +28,9 @@ def test_unknown_types_are_rejected_naming_the_choices() -> None:
 
 
 def test_injected_memory_blocks_are_stripped_before_storing() -> None:
-    text = "Keep this.\n<memory-context>\nrecalled stuff\n</memory-context>\nAnd this."
+    text = 'Keep this.\n<memory-context context_time="2026-01-01T00:00:00Z">\nrecalled stuff\n</memory-context>\nAnd this.'
     assert "recalled" not in clean_content(text) and clean_content(text).startswith("Keep this.")
     with pytest.raises(InputError, match="nothing to write"):
-        parse_write("type=note <memory>only recalled memory</memory>")
+        parse_write('type=note <memory context_time="t">only recalled memory</memory>')
     with pytest.raises(InputError, match="nothing to write"):
         parse_write("   \n ")

