@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 from crib_plugin import redact as redact_mod
-from crib_plugin.redact import detect as redact_detect
 from crib_plugin.cli import cli
 from crib_plugin.records import Entry
+from crib_plugin.redact import detect as redact_detect
 from crib_plugin.redact import find_secrets, redact, redact_for_render
 from crib_plugin.render import render_block
 
