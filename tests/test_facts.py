@@ -27,6 +27,7 @@ from crib_plugin.facts import (
     record_facts,
     single_valued,
 )
+from crib_plugin.facts import consolidate as facts_consolidate
 from crib_plugin.records import Triple
 from crib_plugin.store import open_store
 
@@ -241,7 +242,7 @@ def test_duplicates_within_one_entry_count_once(store: Any) -> None:
 
 def test_record_facts_is_atomic(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     entry_id = add_entry(store, "x")
-    real = F._consolidate
+    real = facts_consolidate._consolidate
     calls: list[int] = []
 
     def failing(*args: Any, **kwargs: Any) -> int:
@@ -250,7 +251,7 @@ def test_record_facts_is_atomic(store: Any, monkeypatch: pytest.MonkeyPatch) -> 
             raise RuntimeError("disk on fire")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(F, "_consolidate", failing)
+    monkeypatch.setattr(facts_consolidate, "_consolidate", failing)
     with pytest.raises(RuntimeError):
         record_facts(store, entry_id, [Triple("A", "uses", "B"), Triple("A", "uses", "C")], valid_from=T1)
     assert rows(store, "SELECT count(*) FROM relations")[0][0] == 0

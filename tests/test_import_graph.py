@@ -12,17 +12,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "crib_plugin"
 
-#: What remains of the cycles (it may only shrink). The component around ``Memory`` (42 modules:
-#: facade, plugins, hookspecs, session, pipeline, channels, store, config…) is gone: the lower layers
-#: annotate with ``contracts.MemoryLike`` and the leaves ``isotime``, ``repo``, ``text_cjk``,
-#: ``write_types`` and ``type_registry`` took what pointed upward. Left: ``store.sqlite_admin``
-#: imports ``_row_to_entry``/``EXTRACT_QUEUE`` from ``store.sqlite``, which imports the mixin —
-#: inside the store package, which branch layout-c splits (ARCHITECTURE.md).
-KNOWN_CYCLE_MEMBERS = frozenset({"crib_plugin.store.sqlite", "crib_plugin.store.sqlite_admin"})
+#: No cycle remains. The component around ``Memory`` (42 modules: facade, plugins, hookspecs,
+#: session, pipeline, channels, store, config…) went when the lower layers began to annotate with
+#: ``contracts.MemoryLike`` and the leaves ``isotime``, ``repo``, ``text_cjk``, ``write_types`` and
+#: ``type_registry`` took what pointed upward; the last pair went with the store's split.
+KNOWN_CYCLE_MEMBERS: frozenset[str] = frozenset()
 
 #: What ``store/`` may import from outside itself: the layer-0 leaves (and the CJK text leaf).
 STORE_MAY_IMPORT = frozenset(f"crib_plugin.{name}" for name in (
@@ -181,7 +177,6 @@ def test_the_base_layers_import_nothing_above_them() -> None:
             assert outside <= STORE_MAY_IMPORT, f"{module} imports {sorted(outside - STORE_MAY_IMPORT)}"
 
 
-@pytest.mark.xfail(strict=True, reason="store.sqlite <-> store.sqlite_admin remains: layout-c splits store/ (issue 11, item 1)")
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     assert found == [], "import cycles: " + "; ".join(" ↔ ".join(sorted(c)) for c in found)

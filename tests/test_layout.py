@@ -164,8 +164,6 @@ REMAINING = (
 )
 
 
-@pytest.mark.xfail(strict=False, reason="cycles: store.sqlite <-> store.sqlite_admin (the mixin imports "
-                   "_row_to_entry/EXTRACT_QUEUE from sqlite; layout-c splits store/); the Memory component is gone; " + REMAINING)
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     assert found == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from crib_plugin import plugins
+from crib_plugin import plugins, plugins_cache
 from crib_plugin.plugins import CribPluginManager, Registry, new_plugin_manager
 
 MODULES = ("crib_fakeplug", "crib_otherplug")
@@ -101,7 +101,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
     prefixes = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
     interpreter = [p for p in sys.path if p and os.path.abspath(p).startswith(prefixes)]
     monkeypatch.setattr(sys, "path", [str(root), *interpreter])
-    monkeypatch.setattr(plugins, "_RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(plugins_cache, "_RACY_WINDOW_NS", 0)
     _forget_modules()
     importlib.invalidate_caches()
     yield Site(root, cache_dir)
@@ -328,7 +328,7 @@ def test_crib_plugin_cache_0_bypasses_the_cache(fakeplug: Site, monkeypatch: pyt
 
 def test_a_recent_mtime_is_not_cached(fakeplug: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     """Racily clean: a second install within the file system's timestamp tick would go unseen."""
-    monkeypatch.setattr(plugins, "_RACY_WINDOW_NS", 10**18)
+    monkeypatch.setattr(plugins_cache, "_RACY_WINDOW_NS", 10**18)
     assert new_plugin_manager().get_plugin("fakeplug") is not None
     assert not fakeplug.cache_file.exists()
 

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from crib_plugin import redact as redact_mod
 from crib_plugin.cli import cli
 from crib_plugin.records import Entry
+from crib_plugin.redact import detect as redact_detect
 from crib_plugin.redact import find_secrets, redact, redact_for_render
 from crib_plugin.render import render_block
 
@@ -264,7 +265,7 @@ def test_detect_secrets_rules_come_from_the_cache_file(tmp_path, monkeypatch) ->
         # A fresh process reads the file instead of importing detect-secrets: prove it by making
         # the import fail.
         redact_mod.plugin_rules.cache_clear()
-        monkeypatch.setattr(redact_mod, "_plugin_specs", lambda: (_ for _ in ()).throw(AssertionError("imported")))
+        monkeypatch.setattr(redact_detect, "_plugin_specs", lambda: (_ for _ in ()).throw(AssertionError("imported")))
         assert [r.pattern.pattern for r in redact_mod.plugin_rules()] == [r.pattern.pattern for r in first]
     finally:
         redact_mod.plugin_rules.cache_clear()

@@ -30,9 +30,9 @@ VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, supers
 
 def _version(row: Sequence[Any]) -> EntryVersion:
     from .records import EntryVersion
-    from .sqlite import _row_to_entry
+    from .sqlite_rows import row_to_entry
 
-    return EntryVersion(_row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
+    return EntryVersion(row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
 
 
 class AdminMixin:
@@ -164,7 +164,7 @@ class AdminMixin:
         return [(int(r[0]), bytes(r[1])) for r in self.execute(f"SELECT rowid, embedding FROM {table}")]
 
     def clear_embedded_pending(self, table: str) -> None:
-        from .sqlite import EXTRACT_QUEUE
+        from .sqlite_rows import EXTRACT_QUEUE
 
         self.load_vec()
         self.execute(
