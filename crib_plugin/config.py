@@ -20,6 +20,9 @@ Reading is cheap (a few dozen dictionary lookups and two ``stat`` calls); a file
 when it exists, once per modification time. :func:`get_settings` memoises on the environment, so the
 per-prompt path parses nothing twice. Nothing here imports more than the standard library, except
 ``platformdirs`` (a small pure-Python module) to locate the user file.
+
+The parsers and the :func:`setting` helper live in :mod:`crib_plugin.config_values`, the files and
+their TOML reading in :mod:`crib_plugin.config_files`; every name stays importable from here.
 """
 
 from __future__ import annotations
@@ -29,157 +32,40 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
+from .config_files import (  # noqa: F401  (re-exported: crib_plugin.config is the public path)
+    PROJECT_FILE,
+    USER_FILE,
+    project_config_file,
+    read_toml,
+    toml_raw,
+    user_config_file,
+)
+from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is the public path)
+    CHANNEL_ALIASES,
+    DEFAULT_BUDGET,
+    DEFAULT_DB,
+    FALSE_WORDS,
+    LOG_PROMPT_MODES,
+    PARALLEL_MODES,
+    TRUE_WORDS,
+    Invalid,
+    Spec,
+    boolean,
+    choice,
+    iso_moment,
+    lower,
+    names,
+    number,
+    parse_channels,
+    path,
+    setting,
+    text,
+)
 from .errors import ConfigError
 
-DEFAULT_DB = Path(".state") / "crib" / "crib.db"
-DEFAULT_BUDGET = 8000
-PROJECT_FILE = ".crib.toml"
-USER_FILE = "config.toml"
-
-# Accepted spellings for CRIB_CHANNEL, mapped to the channel names crib registers.
-CHANNEL_ALIASES = {
-    "triples": "facts",
-    "triple": "facts",
-    "facts": "facts",
-    "fact": "facts",
-    "fts": "fts",
-    "fulltext": "fts",
-    "text": "fts",
-    "vector": "vector",
-    "vectors": "vector",
-    "vec": "vector",
-}
-
-#: The one spelling of true and false every boolean setting accepts.
-TRUE_WORDS = ("1", "true", "yes", "on")
-FALSE_WORDS = ("0", "false", "no", "off")
-
-# Accepted spellings for CRIB_PARALLEL.
-PARALLEL_MODES = {"auto": "auto", **{w: "on" for w in TRUE_WORDS}, **{w: "off" for w in FALSE_WORDS}}
-LOG_PROMPT_MODES = {"full": "full", "hash": "hash", "sha256": "hash", "hashed": "hash",
-                    "none": "none", "off": "none", "no": "none"}
-
-
-# -- parsers: str -> value, ValueError(accepted values) when malformed ----------------------------
-
-
-class Invalid(ValueError):
-    """A malformed value; the message says what is accepted."""
-
-
-def text(raw: str) -> str:
-    return raw
-
-
-def lower(raw: str) -> str:
-    return raw.lower()
-
-
-def path(raw: str) -> Path:
-    return Path(raw).expanduser()
-
-
-def boolean(raw: str) -> bool:
-    """The one boolean parser: 1/true/yes/on and 0/false/no/off, any case."""
-    word = raw.lower()
-    if word in TRUE_WORDS:
-        return True
-    if word in FALSE_WORDS:
-        return False
-    raise Invalid(f"one of {', '.join(TRUE_WORDS + FALSE_WORDS)}")
-
-
-def choice(mapping: Mapping[str, str]) -> Callable[[str], str]:
-    """A parser accepting the keys of ``mapping`` (any case) and returning their values."""
-
-    def parse(raw: str) -> str:
-        try:
-            return mapping[raw.lower()]
-        except KeyError:
-            raise Invalid(f"one of {', '.join(mapping)}") from None
-
-    return parse
-
-
-def number(kind: type, minimum: float | None = None, *, strict: bool = False) -> Callable[[str], Any]:
-    """A parser for ``int``/``float`` values at least ``minimum`` (greater than it when ``strict``)."""
-    what = "an integer" if kind is int else "a number"
-    bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum:g}"
-
-    def parse(raw: str) -> Any:
-        try:
-            value = kind(raw)
-        except ValueError:
-            raise Invalid(f"{what}{bound}") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise Invalid(f"a finite {what[2:]}{bound}")
-        if minimum is not None and (value < minimum or (strict and value == minimum)):
-            raise Invalid(f"{what}{bound}")
-        return value
-
-    return parse
-
-
-def parse_channels(value: str | None) -> list[str] | None:
-    """Turn ``CRIB_CHANNEL`` into channel names; ``None`` means "every registered channel"."""
-    if not value:
-        return None
-    names: list[str] = []
-    for part in value.replace(" ", ",").split(","):
-        part = part.strip().lower()
-        if part:
-            names.append(CHANNEL_ALIASES.get(part, part))
-    return names or None
-
-
-def iso_moment(raw: str) -> str:
-    """An ISO 8601 date or time, kept as written (``CRIB_NOW``)."""
-    from .errors import InputError
-    from .isotime import parse_iso
-
-    try:
-        parse_iso(raw)
-    except InputError:
-        raise Invalid("an ISO 8601 date or time") from None
-    return raw
-
-
-def names(raw: str) -> list[str]:
-    """A comma list of names (empty: none)."""
-    return [n.strip() for n in raw.split(",") if n.strip()]
-
-
 # -- declarations -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Spec:
-    """How one setting is read and documented."""
-
-    var: str
-    parse: Callable[[str], Any]
-    doc: str
-    shown_default: str  # the README's Default column
-    empty_means: str | None = None  # raw value an empty variable stands for (None: empty = unset)
-
-    @property
-    def key(self) -> str:
-        """The setting's key in a TOML file."""
-        name = self.var.lower()
-        return name[len("crib_"):] if name.startswith("crib_") else name
-
-
-def setting(var: str, parse: Callable[[str], Any], default: Any, doc: str, *,
-            shown: str | None = None, empty_means: str | None = None) -> Any:
-    """Declare a :class:`Settings` field read from ``var`` (and the TOML key derived from it)."""
-    if shown is None:
-        shown = "—" if default is None else f"`{default}`"
-    spec = Spec(var, parse, doc, shown, empty_means)
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"spec": spec})
-    return field(default=default, metadata={"spec": spec})
 
 
 @dataclass
@@ -246,73 +132,6 @@ def specs() -> Iterator[tuple[str, Spec]]:
             yield f.name, f.metadata["spec"]
 
 
-# -- files --------------------------------------------------------------------------------------
-
-
-def user_config_file() -> Path:
-    """``platformdirs.user_config_dir("crib")/config.toml`` (``~/.config/crib/config.toml`` on Linux).
-
-    On Linux the XDG rule platformdirs applies is spelled out here, so the per-prompt path does not
-    import it (~3 ms); ``tests/test_config.py`` checks the two agree.
-    """
-    import sys
-
-    if sys.platform.startswith("linux"):
-        xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
-        return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("crib")) / USER_FILE
-
-
-def project_config_file(project_dir: Path | str | None = None) -> Path:
-    """``.crib.toml`` in ``project_dir`` (default: the current directory)."""
-    return Path(project_dir or ".") / PROJECT_FILE
-
-
-_parsed: dict[str, tuple[int, dict[str, Any]]] = {}
-
-
-def _read_toml(file: Path) -> dict[str, Any]:
-    """The table in ``file`` ({} when it does not exist), parsed once per modification time."""
-    try:
-        mtime = file.stat().st_mtime_ns
-    except OSError:
-        return {}
-    cached = _parsed.get(str(file))
-    if cached is not None and cached[0] == mtime:
-        return cached[1]
-    try:
-        import tomllib  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
-    try:
-        with file.open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{file}: not a valid TOML file: {exc}") from exc
-    known = {spec.key for _, spec in specs()}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{file}: unknown setting {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    _parsed[str(file)] = (mtime, data)
-    return data
-
-
-def _toml_raw(value: Any, spec: Spec, file: Path) -> str:
-    """A TOML value as the string its environment variable would hold."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, (int, float, str)):
-        raw = str(value).strip()
-        if spec.parse is path and raw and not Path(raw).expanduser().is_absolute():
-            raw = str(file.parent.absolute() / raw)
-        return raw
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return ",".join(value)
-    raise ConfigError(f"{file}: {spec.key} must be a string, number, boolean or list of strings")
-
-
 # -- loading ------------------------------------------------------------------------------------
 
 
@@ -333,7 +152,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
     """
     env = os.environ if environ is None else environ
     files = [("project file", project_config_file(project_dir)), ("user file", user_config_file())]
-    tables = [(label, file, _read_toml(file)) for label, file in files]
+    known = {spec.key for _, spec in specs()}
+    tables = [(label, file, read_toml(file, known)) for label, file in files]
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name, spec in specs():
@@ -341,7 +161,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
         if raw is None:
             for label, file, table in tables:
                 if spec.key in table:
-                    raw, where = _toml_raw(table[spec.key], spec, file), f"{label} {file}"
+                    raw, where = toml_raw(table[spec.key], spec, file), f"{label} {file}"
                     break
         if raw is None:
             continue

@@ -181,13 +181,6 @@ def _write_batch(
     """Compute the batch's vectors and facts, then write it in one IMMEDIATE transaction."""
     if not todo:
         return
-    from . import facts as facts_mod
-    from .channels.base import index_entry
-    from .channels.vectors import to_blob
-    from .manage import record_audit
-    from .records import Entry
-    from .store.sqlite import EXTRACT_QUEUE
-    from .supersede import record_supersession
     from .write_types import WriteReport
 
     store = memory.store
@@ -205,30 +198,60 @@ def _write_batch(
                 if dup is not None:
                     reports[index] = WriteReport(dup, duplicate=True)
                     continue
-            notes: list[str] = []
-            created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
-            entry_id = store.insert_entry(item.type, item.content, created_at, item.metadata)
-            if vectors is not None and table is not None:
-                store.put_vector(table, entry_id, to_blob(vectors[position]))
-            else:
-                store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
-                notes.append(embed_note)
-            triples, extract_note = extracted[position]
-            if triples is None:
-                store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
-                notes.append(extract_note)
-                triples = []
-            fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
-            record_supersession(
-                store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
-                vector=to_blob(vectors[position]) if vectors is not None and table is not None else None,
+            vector = vectors[position] if vectors is not None and table is not None else None
+            reports[index] = _insert_item(
+                memory, item, vector, table, space, embed_note, extracted[position], audit=audit,
             )
-            index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
-            if audit:
-                record_audit(store, audit, entry_id, type=item.type)
-            reports[index] = WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
         if vectors and store.embedder_name() is None:
             store.set_embedder_name(space)
+
+
+def _insert_item(
+    memory: "Memory",
+    item: "NewEntry",
+    vector: Any,
+    table: str | None,
+    space: str,
+    embed_note: str,
+    extracted: tuple[Any, str],
+    *,
+    audit: str | None,
+) -> Any:
+    """Write one prepared entry inside the batch's transaction: the row, its vector (or a queued
+    embedding), its facts (or a queued extraction), supersession, channel indexes and audit.
+    Returns its :class:`WriteReport`."""
+    from . import facts as facts_mod
+    from .channels.base import index_entry
+    from .channels.vectors import to_blob
+    from .manage import record_audit
+    from .records import Entry
+    from .store.sqlite import EXTRACT_QUEUE
+    from .supersede import record_supersession
+    from .write_types import WriteReport
+
+    store = memory.store
+    notes: list[str] = []
+    created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
+    entry_id = store.insert_entry(item.type, item.content, created_at, item.metadata)
+    if vector is not None and table is not None:
+        store.put_vector(table, entry_id, to_blob(vector))
+    else:
+        store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
+        notes.append(embed_note)
+    triples, extract_note = extracted
+    if triples is None:
+        store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
+        notes.append(extract_note)
+        triples = []
+    fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
+    record_supersession(
+        store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
+        vector=to_blob(vector) if vector is not None and table is not None else None,
+    )
+    index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
+    if audit:
+        record_audit(store, audit, entry_id, type=item.type)
+    return WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
 
 
 def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:

@@ -1,0 +1,82 @@
+"""Where crib's settings files live and how they are read: the project ``.crib.toml``, the user
+``config.toml`` (``platformdirs.user_config_dir("crib")``), parsed once per modification time.
+
+``platformdirs`` and ``tomllib`` are imported only when needed (off Linux / when a file exists), so
+the per-prompt path pays two ``stat`` calls and nothing more.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import AbstractSet, Any
+
+from .config_values import Spec, path
+from .errors import ConfigError
+
+PROJECT_FILE = ".crib.toml"
+USER_FILE = "config.toml"
+
+
+def user_config_file() -> Path:
+    """``platformdirs.user_config_dir("crib")/config.toml`` (``~/.config/crib/config.toml`` on Linux).
+
+    On Linux the XDG rule platformdirs applies is spelled out here, so the per-prompt path does not
+    import it (~3 ms); ``tests/test_config.py`` checks the two agree.
+    """
+    import sys
+
+    if sys.platform.startswith("linux"):
+        xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
+        return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("crib")) / USER_FILE
+
+
+def project_config_file(project_dir: Path | str | None = None) -> Path:
+    """``.crib.toml`` in ``project_dir`` (default: the current directory)."""
+    return Path(project_dir or ".") / PROJECT_FILE
+
+
+_parsed: dict[str, tuple[int, dict[str, Any]]] = {}
+
+
+def read_toml(file: Path, known: AbstractSet[str]) -> dict[str, Any]:
+    """The table in ``file`` ({} when it does not exist), parsed once per modification time;
+    a key outside ``known`` (the declared settings' keys) raises :class:`ConfigError`."""
+    try:
+        mtime = file.stat().st_mtime_ns
+    except OSError:
+        return {}
+    cached = _parsed.get(str(file))
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
+    try:
+        with file.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: not a valid TOML file: {exc}") from exc
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{file}: unknown setting {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    _parsed[str(file)] = (mtime, data)
+    return data
+
+
+def toml_raw(value: Any, spec: Spec, file: Path) -> str:
+    """A TOML value as the string its environment variable would hold."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float, str)):
+        raw = str(value).strip()
+        if spec.parse is path and raw and not Path(raw).expanduser().is_absolute():
+            raw = str(file.parent.absolute() / raw)
+        return raw
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    raise ConfigError(f"{file}: {spec.key} must be a string, number, boolean or list of strings")
