@@ -64,8 +64,6 @@ WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
-CROWD_SIZE = 5  # a vector top with at least this many entries above the gate...
-CROWD_GAP = 0.08  # ...and within this of the 5th-best cosine is crowded: it names a project, not a memory
 
 
 @dataclass
@@ -213,12 +211,9 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
                and any(h.passed_floor for h in c.hits)]
     facts = any(_is_builtin(memory, c.channel) for c in matched)
     others = [c for c in matched if not _is_builtin(memory, c.channel)]
-    crowded = crowded_top(vector.hits if vector else [], gate)
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
-    if crowded:
-        reasons.append(crowded)
     if coverage is not None:
         reasons.append(f"fts coverage {coverage:.2f} {'≥' if coverage >= FTS_COVERAGE else '<'} {FTS_COVERAGE:.2f}")
     if agreeing:
@@ -232,7 +227,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     for entry_id, why in extra.items():
         reasons.append(f"entry {entry_id}: {why}")
     evidence_open = bool(
-        (top is not None and gate is not None and top >= gate and not crowded)
+        (top is not None and gate is not None and top >= gate)
         or (coverage is not None and coverage >= FTS_COVERAGE)
         or agreeing
         or facts
@@ -242,25 +237,6 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
     return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open, window=tuple(window))
-
-
-def crowded_top(hits: list, gate: float | None) -> str:
-    """Why the vector top does not stand for one memory ('' when it does).
-
-    "make logsift read logs from journald" is close to every logsift memory (cosine 0.64, 26 of
-    them above the gate): the project's name, not a memory, makes the similarity. A top that is
-    one of at least :data:`CROWD_SIZE` entries above the gate, less than :data:`CROWD_GAP` ahead
-    of the fifth, does not open the gate on its own (full text, agreement and facts still may).
-    """
-    if gate is None:
-        return ""
-    scores = sorted((h.score for h in hits), reverse=True)
-    if len(scores) < CROWD_SIZE or scores[CROWD_SIZE - 1] < gate:
-        return ""
-    gap = scores[0] - scores[CROWD_SIZE - 1]
-    if gap >= CROWD_GAP:
-        return ""
-    return f"vector top crowded ({sum(s >= gate for s in scores)} entries above the gate, top {gap:.3f} ahead of the {CROWD_SIZE}th)"
 
 
 def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
