@@ -812,7 +812,10 @@ def match_facts(store: Any, keywords: Sequence[str], limit: int = 50) -> FactMat
         bonus, _full = _predicate_bonus(pred, q_set)
         fact_scores[rid] = scores.get(sid, 0.0) + scores.get(oid, 0.0) + bonus
         evidence = units(sid) + units(oid) + len(_predicate_stems(pred, q_set))
-        if evidence >= 2 or q_set <= covered(sid) | covered(oid) | _predicate_stems(pred, q_set):
+        # two units from one prompt word ("billing" inside both "billing runbook" and
+        # "docs/runbooks/billing.md") are one piece of evidence, not two
+        distinct = len(covered(sid) | covered(oid) | _predicate_stems(pred, q_set))
+        if (evidence >= 2 and distinct >= 2) or q_set <= covered(sid) | covered(oid) | _predicate_stems(pred, q_set):
             strong.add(rid)
         elif bonus == 0 and degree.get(sid if sid in scores else oid, 0) > HUB_DEGREE:
             name_only.setdefault(sid if sid in scores else oid, []).append((since, rid))
