@@ -392,6 +392,17 @@ def test_channel_ranks_full_name_over_partial_and_predicate_words(store: Any) ->
     assert [e for e, _s in found.weak_entries] == [e2, e1]
 
 
+def test_one_prompt_word_in_subject_and_object_is_one_unit(store: Any) -> None:
+    """"billing" inside both names is one piece of evidence: the fact is context, not a gate-opening hit."""
+    e1 = add_entry(store, "a")
+    record_facts(store, e1, [Triple("billing on-call runbook", "is", "docs/runbooks/billing.md")], valid_from=T1)
+    found = match_facts(store, ["coupon", "code", "billing", "checkout"])
+    assert triples_of(found.facts) == [("billing on-call runbook", "is", "docs/runbooks/billing.md")]
+    assert found.entries == [] and [e for e, _s in found.weak_entries] == [e1]
+    # two distinct prompt words, one in each name, still make a strong fact
+    assert [e for e, _s in match_facts(store, ["billing", "runbooks", "oncall"]).entries] == [e1]
+
+
 def test_channel_weak_facts_are_context_below_the_floor(mem: Any) -> None:
     entry_id = mem.write("Maya lives in Lisbon", created_at=T1)
     result = channel_search(mem, "what instrument does Maya play?")

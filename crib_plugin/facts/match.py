@@ -250,7 +250,10 @@ def _score_relations(found: _Found, candidates: Candidates) -> tuple[dict[int, f
         bonus, _full = _predicate_bonus(pred, q_set)
         fact_scores[rid] = scores.get(sid, 0.0) + scores.get(oid, 0.0) + bonus
         evidence = found.units(sid) + found.units(oid) + len(_predicate_stems(pred, q_set))
-        if evidence >= 2 or q_set <= found.covered(sid) | found.covered(oid) | _predicate_stems(pred, q_set):
+        # two units from one prompt word ("billing" inside both "billing runbook" and
+        # "docs/runbooks/billing.md") are one piece of evidence, not two
+        words = found.covered(sid) | found.covered(oid) | _predicate_stems(pred, q_set)
+        if (evidence >= 2 and len(words) >= 2) or q_set <= words:
             strong.add(rid)
         elif bonus == 0 and degree.get(sid if sid in scores else oid, 0) > HUB_DEGREE:
             name_only.setdefault(sid if sid in scores else oid, []).append((since, rid))
