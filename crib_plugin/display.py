@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -117,18 +116,9 @@ def _unlink(path: Path) -> None:
 
 def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | None = None) -> int:
     """Delete state files of streams that never sent their ``final`` batch."""
-    if not folder.is_dir():
-        return 0
-    cutoff = (time.time() if now is None else now) - max_age
-    removed = 0
-    for path in folder.iterdir():
-        try:
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-                removed += 1
-        except OSError:
-            continue
-    return removed
+    from .stale_files import prune_older_than
+
+    return prune_older_than(folder, max_age, now=now)
 
 
 def scrub_batch(batch: DisplayBatch, folder: Path) -> str | None:

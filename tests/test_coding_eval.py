@@ -211,7 +211,9 @@ def test_end_to_end_on_a_subset(subset: Path, tmp_path: Path) -> None:
 def test_cli_eval_set_coding(subset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from crib_plugin.cli import cli
+    from crib_plugin.cli import _load_plugin_commands, cli
+
+    _load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
 
     monkeypatch.setattr(coding, "DATA_DIR", subset)
     out = tmp_path / "out.json"

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -120,17 +119,7 @@ def _int_set(value: Any) -> set[int]:
 
 def prune_sessions(folder: Path, max_age_days: float, *, now: float | None = None) -> int:
     """Delete session records (and stray temporary files) not touched for ``max_age_days``."""
-    if not folder.is_dir():
-        return 0
-    cutoff = (time.time() if now is None else now) - max_age_days * 86400
-    removed = 0
-    for path in folder.iterdir():
-        if path.suffix != ".json":
-            continue
-        try:
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-                removed += 1
-        except OSError:
-            continue
-    return removed
+    from ..stale_files import prune_older_than
+
+    return prune_older_than(folder, max_age_days * 86400, suffix=".json", now=now)
+

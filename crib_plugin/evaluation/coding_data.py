@@ -96,18 +96,9 @@ class CodingSet:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CodingDataError(f"{path.name}:{number}: not JSON ({exc})") from exc
-        if not isinstance(row, dict):
-            raise CodingDataError(f"{path.name}:{number}: expected a JSON object")
-        rows.append(row)
-    return rows
+    from .jsonl import read_objects
+
+    return read_objects(path, CodingDataError)
 
 
 def data_files(data_dir: Path = DATA_DIR) -> list[Path]:

@@ -58,18 +58,9 @@ Progress = Callable[[str], None]
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name}:{number}: not JSON ({exc})") from exc
-        if not isinstance(row, dict):
-            raise ValueError(f"{path.name}:{number}: expected a JSON object")
-        rows.append(row)
-    return rows
+    from .jsonl import read_objects
+
+    return read_objects(path)
 
 
 def load_noanswer(path: Path | None = None) -> list[NoAnswerPrompt]:
