@@ -167,6 +167,11 @@ def judge(
     if not evidenced and not time_only:
         evidenced = [0]  # the gate opened on facts or a plugin channel: the best hit stands alone
         own[0] = ["best hit (the gate opened on other evidence)"]
+    return _keep(hits, evidence, own, evidenced, cut), evidence, cut
+
+
+def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evidenced: list[int], cut: Cut) -> list[Hit]:
+    """Set each hit's relative score and verdict; return the kept hits (best first)."""
     best = max((hits[i].score for i in evidenced), default=0.0) or 1.0
     kept: list[Hit] = []
     for index, (hit, ev) in enumerate(zip(hits, evidence)):
@@ -181,7 +186,7 @@ def judge(
             ev.kept, ev.reason = True, ", ".join(own[index])
         if ev.kept:
             kept.append(hit)
-    return kept, evidence, cut
+    return kept
 
 
 def _own_evidence(ev: Evidence, cut: Cut, *, windowed: bool) -> list[str]:

@@ -255,6 +255,40 @@ def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[l
     return sims, kind
 
 
+def _mmr_relevance(hits: list["Hit"], recency: float) -> list[float]:
+    """Fused scores scaled to 0..1, plus ``recency`` times each hit's rank in time (0 oldest, 1 newest)."""
+    scores = [max(0.0, float(h.score)) for h in hits]
+    top = max(scores) or 1.0
+    relevance = [s / top for s in scores]
+    if recency:
+        times = sorted({h.entry.created_at for h in hits})
+        if len(times) > 1:
+            position = {t: i / (len(times) - 1) for i, t in enumerate(times)}
+            relevance = [r + recency * position[h.entry.created_at] for r, h in zip(relevance, hits)]
+    return relevance
+
+
+def _mmr_penalties(hits: list["Hit"], sims: Sequence[Sequence[float]], threshold: float) -> list[list[tuple[int, float]]]:
+    """For each column ``j``, the rows ``i`` whose similarity is above ``threshold``, with their penalty.
+
+    Only pairs above the threshold are penalised (clipped to 0..1). A correction and what it
+    corrects look alike, yet both must show: no pair involving a correction is penalised.
+    """
+    n = len(hits)
+    scale = max(1e-9, 1.0 - threshold)
+    correction = [h.entry.type == "correction" for h in hits]
+    penalties: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for i in range(n):
+        if correction[i]:
+            continue
+        row = sims[i]
+        for j in range(n):
+            similarity = float(row[j])
+            if similarity > threshold and not correction[j]:
+                penalties[j].append((i, min(1.0, (similarity - threshold) / scale)))
+    return penalties
+
+
 def mmr_order(
     hits: list["Hit"],
     sims: Sequence[Sequence[float]],
@@ -274,28 +308,8 @@ def mmr_order(
     n = len(hits)
     if n < 2:
         return list(hits)
-    scores = [max(0.0, float(h.score)) for h in hits]
-    top = max(scores) or 1.0
-    relevance = [s / top for s in scores]
-    if recency:
-        times = sorted({h.entry.created_at for h in hits})
-        if len(times) > 1:
-            position = {t: i / (len(times) - 1) for i, t in enumerate(times)}
-            relevance = [r + recency * position[h.entry.created_at] for r, h in zip(relevance, hits)]
-    scale = max(1e-9, 1.0 - threshold)
-    # Only pairs above the threshold are penalised (clipped to 0..1), so keep just those: for each
-    # column ``j``, the rows ``i`` with their penalty. A correction and what it corrects look
-    # alike, yet both must show: no pair involving a correction is penalised.
-    correction = [h.entry.type == "correction" for h in hits]
-    penalties: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-    for i in range(n):
-        if correction[i]:
-            continue
-        row = sims[i]
-        for j in range(n):
-            similarity = float(row[j])
-            if similarity > threshold and not correction[j]:
-                penalties[j].append((i, min(1.0, (similarity - threshold) / scale)))
+    relevance = _mmr_relevance(hits, recency)
+    penalties = _mmr_penalties(hits, sims, threshold)
     chosen: list[int] = []
     picked = [False] * n
     redundancy = [0.0] * n
