@@ -12,19 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
-from .errors import ConfigError, CribError, InputError, ModelError
-from .fusion import fit_budget
+from .errors import CribError, InputError, ModelError
 from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
 from .render import CLASSIC, render_block
+from .selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .timeutil import normalise_iso
 from .write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
-
-DEFAULT_MAX_ITEMS = 10
-DEFAULT_MAX_FACTS = 10
 
 
 class Memory:
@@ -320,67 +317,8 @@ class Memory:
         exclude: Iterable[int] = (),
         per_entry: bool = True,
     ) -> Retrieval:
-        """Cut a retrieval to what fits the character budget (best first); record what was dropped.
-
-        ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
-        uses it to measure what the cut changes.
-        """
-        from .relevance import close_if_irrelevant
-
-        budget = budget or self.settings.budget
-        decision = close_if_irrelevant(self, retrieval)
-        if decision.open and per_entry:
-            self._cut_per_entry(retrieval, decision)
-        excluded = set(exclude)
-        candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
-        for hit in retrieval.hits:
-            if hit.entry.id in excluded:
-                retrieval.dropped.append((hit.entry.id, "already injected this session"))
-        facts = retrieval.facts[:DEFAULT_MAX_FACTS]
-        fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
-        from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
-
-        retrieval.hits = candidates
-        candidates = rerank_candidates(self, retrieval, budget, max_items, overhead=300 + fact_cost)
-        kept, dropped = fit_budget(
-            [h.entry.content for h in candidates], budget, overhead=300 + fact_cost, max_items=max_items
-        )
-        for index in dropped:
-            retrieval.dropped.append((candidates[index].entry.id, "budget"))
-        retrieval.hits = [candidates[i] for i in kept]
-        retrieval.facts = facts
-        from .supersede import attach_successors
-
-        attach_successors(self, retrieval)  # a superseded entry is never shown without its successor
-        return retrieval
-
-    def _cut_per_entry(self, retrieval: Retrieval, decision: Any) -> None:
-        """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
-        from .evidence import judge
-        from .relevance import FLOOR_BELOW_GATE
-
-        gate = decision.vector_gate
-        floor = None
-        if gate is not None:
-            try:
-                floor = self.vector_floor()
-            except CribError:
-                floor = gate - FLOOR_BELOW_GATE
-        kept, evidence, cut = judge(self, retrieval, gate=gate, floor=floor, time_only=decision.time_only)
-        for ev in evidence:
-            if not ev.kept:
-                retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
-        retrieval.hits = kept
-        retrieval.evidence = (evidence, cut)
-        # A fact bears on the prompt when an entry that stated it was kept, or the facts channel
-        # matched it on two counts (its source passed that channel's floor); the others are noise.
-        bearing = {h.entry.id for h in kept} | {
-            h.entry_id for c in retrieval.channels if c.channel == "facts" and c.ran for h in c.hits if h.passed_floor
-        }
-        for fact in retrieval.facts:
-            if not bearing & set(fact.source_entry_ids):
-                retrieval.notes.append((0, f"fact {fact.subject} → {fact.predicate} → {fact.object} dropped: no kept or strongly matched source"))
-        retrieval.facts = [f for f in retrieval.facts if bearing & set(f.source_entry_ids)]
+        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.selection.select`)."""
+        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
@@ -433,66 +371,10 @@ class Memory:
         return bool(forget(self, [entry_id]))
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Drain the queues: extract the facts of entries whose extraction was deferred, then
-        embed every entry that lacks a vector in the (new) active embedder's space.
+        """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
+        from .maintenance import reindex
 
-        ``embedder`` switches the store to another embedder explicitly: its vectors go to their own
-        table, and the store records the new choice only once every entry has been embedded.
-        Each batch commits on its own (a kill keeps it; a rerun continues from the next);
-        ``on_progress(done, total)`` follows the batches.
-        """
-        from .writepath import drain_extractions
-
-        extracted = drain_extractions(self, on_progress)
-        store = self.store
-        if embedder:
-            embedder = embedder.lower()
-            if embedder not in self.registry.embedders:
-                raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(self.registry.embedders))})")
-            self._embedder = self.registry.make("embedders", embedder)
-        model = self.embedder()
-        from .channels.vectors import to_blob
-        from .models.base import embedder_key
-
-        key = embedder_key(model)
-        probe = model.embed_documents(["crib reindex probe"])
-        table = store.ensure_vector_space(key, int(probe.shape[1]))
-        missing = store.entries_without_vector(table)
-        done = 0
-        if on_progress is not None:
-            on_progress(0, len(missing))
-        for start in range(0, len(missing), EMBED_BATCH):
-            ids = missing[start:start + EMBED_BATCH]
-            entries = store.get_entries(ids)
-            previous = [self._previous_of(entries[i]) for i in ids]
-            notes: list[str] = []
-            vectors = self._embed([entries[i].content for i in ids], previous, notes)
-            if vectors is None:
-                raise ModelError(notes[0])
-            with store.transaction():
-                for entry_id, vector in zip(ids, vectors):
-                    store.put_vector(table, entry_id, to_blob(vector))
-                    store.clear_pending(entry_id, model.name)
-            done += len(ids)
-            if on_progress is not None:
-                on_progress(done, len(missing))
-        with store.transaction():
-            store.set_embedder_name(model.name)
-            store.clear_embedded_pending(table)
-            from .manage import record_audit
-
-            record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
-        return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
-
-    def _previous_of(self, entry: Entry) -> str | None:
-        from .store.sqlite import thread_of
-
-        thread = thread_of(entry.metadata)
-        if thread is None:
-            return None
-        before = self.store.thread_neighbours(thread, entry.id)[0]
-        found = self.store.get_entry(before) if before is not None else None
-        return found.content if found else None
+        return reindex(self, embedder, on_progress)
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every entry as a JSON-ready dict (``id``, ``type``, ``content``, ``created_at``, ``metadata``)."""
@@ -502,39 +384,10 @@ class Memory:
     def import_records(
         self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
     ) -> list[WriteReport]:
-        """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
+        """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
+        from .maintenance import import_records
 
-        All records are validated before anything is written, so a bad line loses nothing and
-        writes nothing. Then they are written in batches that each commit (a kill keeps every
-        batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
-        """
-        from .limits import check_entry, check_metadata
-        from .write import validate_type
-
-        items: list[NewEntry] = []
-        for number, record in enumerate(records, start=1):
-            if not isinstance(record, dict):
-                raise InputError(f"record {number}: expected a JSON object")
-            content = record.get("content")
-            if not isinstance(content, str) or not content.strip():
-                raise InputError(f"record {number}: 'content' must be a non-empty string")
-            metadata = record.get("metadata") or {}
-            try:
-                check_entry(content)
-                check_metadata(metadata)
-                entry_type = validate_type(str(record.get("type") or "note"), self.registry.types or None)
-                created = normalise_iso(record.get("created_at"))
-            except InputError as exc:
-                raise InputError(f"record {number}: {exc}") from exc
-            items.append(NewEntry(content, entry_type, created, metadata))
-        reports = self.write_many(items, on_progress=on_progress, audit=None)
-        new = [r.entry_id for r in reports if not r.duplicate]
-        with self.store.transaction():
-            from .manage import record_audit
-
-            record_audit(self.store, "import", None, entries=len(new), duplicates=len(reports) - len(new),
-                         first_id=min(new, default=None), last_id=max(new, default=None))
-        return reports
+        return import_records(self, records, on_progress)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)
