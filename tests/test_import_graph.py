@@ -9,10 +9,9 @@ ones from growing.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import module_graph
 
-PACKAGE = Path(__file__).resolve().parent.parent / "crib_plugin"
+PACKAGE = module_graph.PACKAGE
 
 #: No cycle remains. The component around ``Memory`` (42 modules: facade, plugins, hookspecs,
 #: session, pipeline, channels, store, config…) went when the lower layers began to annotate with
@@ -26,91 +25,12 @@ STORE_MAY_IMPORT = frozenset(f"crib_plugin.{name}" for name in (
 ))
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in PACKAGE.rglob("*.py")}
-
-
-def _resolve(name: str, known: dict[str, Path]) -> str | None:
-    """The crib_plugin module ``name`` denotes (the nearest existing parent), or None if outside."""
-    while name and name not in known:
-        name = name.rpartition(".")[0]
-    return name or None
-
-
 def import_graph() -> dict[str, set[str]]:
-    """Module → the crib_plugin modules it imports anywhere in its source."""
-    known = modules()
-    graph: dict[str, set[str]] = {name: set() for name in known}
-    for name, path in known.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")
-                    anchor = anchor[: len(anchor) - (node.level - 1)]
-                    base = ".".join([*anchor, base] if base else anchor)
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
-            for target in targets:
-                resolved = _resolve(target, known) if target.startswith("crib_plugin") else None
-                if resolved and resolved != name:
-                    graph[name].add(resolved)
-    return graph
+    return module_graph.import_graph()
 
 
 def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[set[str]] = []
-    counter = 0
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = set()
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.add(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(component)
-    return found
+    return [set(c) for c in module_graph.cycles(graph)]
 
 
 def test_the_graph_sees_imports_inside_functions_and_under_type_checking() -> None:
@@ -175,8 +95,3 @@ def test_the_base_layers_import_nothing_above_them() -> None:
         if module.startswith("crib_plugin.store"):
             outside = {t for t in targets if not t.startswith("crib_plugin.store")}
             assert outside <= STORE_MAY_IMPORT, f"{module} imports {sorted(outside - STORE_MAY_IMPORT)}"
-
-
-def test_no_import_cycles() -> None:
-    found = cycles(import_graph())
-    assert found == [], "import cycles: " + "; ".join(" ↔ ".join(sorted(c)) for c in found)
