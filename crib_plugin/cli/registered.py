@@ -61,8 +61,8 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     convs = locomo.load(path)[:conversations]
     progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
     stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
-    report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
-    click.echo(report.table())
+    locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
+    click.echo(locomo_report.table())
 
 
 

@@ -98,6 +98,14 @@ class Entries(Protocol):
         """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
         ...
 
+    def superseded(self, ids: Sequence[int]) -> dict[int, int]:
+        """For those of ``ids`` that a later entry superseded, the id of the entry that did."""
+        ...
+
+    def count_entries_between(self, start: str, end: str) -> int:
+        """Entries written in ``[start, end)`` (ISO UTC): how selective a prompt's time window is."""
+        ...
+
     def successor_of(self, entry_id: int) -> int | None:
         """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced
         it. Must terminate on a cycle."""
