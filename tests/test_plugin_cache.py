@@ -102,6 +102,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
     interpreter = [p for p in sys.path if p and os.path.abspath(p).startswith(prefixes)]
     monkeypatch.setattr(sys, "path", [str(root), *interpreter])
     monkeypatch.setattr(plugins_cache, "_RACY_WINDOW_NS", 0)
+    # Importing the fake plugins must not write ``site/__pycache__``: that would change the folder's
+    # mtime — the cache key — behind the test's back (it did in CI, where bytecode is written).
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     _forget_modules()
     importlib.invalidate_caches()
     yield Site(root, cache_dir)
@@ -176,8 +179,10 @@ def test_a_hit_in_a_fresh_process_never_imports_importlib_metadata(fakeplug: Sit
     script = f"""
 import json, os, sys
 import crib_plugin.plugins as p
+import crib_plugin.plugins_cache as pc
+sys.dont_write_bytecode = True
 sys.path[:] = {[str(p) for p in sys.path]!r}
-p._RACY_WINDOW_NS = 0
+pc._RACY_WINDOW_NS = 0
 before = "importlib.metadata" in sys.modules
 pm = p.CribPluginManager("crib")
 p._load_entrypoints(pm)
