@@ -23,12 +23,15 @@ entries as are relevant, often one. ``--explain`` prints each candidate's eviden
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .prompt_kind import prompt_kind
 from .relevance import WINDOW_FLOOR_DROP
+from .specific import stems as _stems
+
+__all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
@@ -36,24 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RELATIVE_CUT = 0.45
 """A candidate whose prior-weighted fused score is below this share of the best hit's is dropped."""
-WINDOW_COVERAGE = 0.2
-"""A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
 TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.0, "note": 1.0}
 """Type priors for task prompts (imperatives); questions use 1.0 for every type."""
-
-_QUESTION_START = re.compile(
-    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|should|"
-    r"would|will|have|has|had|any|tell me|remind me|list|show me)\b",
-    re.IGNORECASE,
-)
-
-
-def prompt_kind(text: str) -> str:
-    """``"question"`` (ends with ``?`` or opens with a question word) or ``"task"`` (anything else)."""
-    stripped = text.strip()
-    if stripped.endswith("?") or _QUESTION_START.match(stripped):
-        return "question"
-    return "task"
+WINDOW_COVERAGE = 0.2
+"""A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
 
 
 @dataclass
@@ -67,12 +56,15 @@ class Evidence:
     channels: int
     prior: float
     in_window: bool
+    distinct: str = ""  # why its cosine is distinctive (a specific shared term, above the crowd), or ""
     kept: bool = False
     reason: str = ""
 
     def line(self) -> str:
         cos = f"{self.cosine:.3f}" if self.cosine is not None else "-"
         window = " in-window" if self.in_window else ""
+        if self.distinct:
+            cos += f" ({self.distinct})"
         return (
             f"relative {self.relative:.2f}, coverage {self.coverage:.2f}, cosine {cos}, channels {self.channels}, "
             f"prior {self.prior:.2f}{window} → {'kept' if self.kept else 'dropped'}: {self.reason}"
@@ -95,13 +87,13 @@ class Cut:
         floor = f"{self.floor:.2f}" if self.floor is not None else "-"
         return (
             f"per-entry cut ({self.kind} prompt): relative × prior ≥ {self.relative:.2f} and own evidence "
-            f"(cosine ≥ gate {gate}, or coverage ≥ {self.coverage:.2f}, or cosine ≥ floor {floor} with coverage ≥ {self.agree:.2f})"
+            f"(distinctive cosine ≥ gate {gate}, or coverage ≥ {self.coverage:.2f}, or cosine ≥ floor {floor} with coverage ≥ {self.agree:.2f})"
         )
 
 
 def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
     """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
-    from .relevance import _stems, term_weights
+    from .specific import term_weights
 
     weighted = term_weights(memory, text)
     mass = sum(w for _, w in weighted)
@@ -128,8 +120,13 @@ def judge(
     gate: float | None,
     floor: float | None,
     time_only: bool = False,
+    distinct: dict[int, str] | None = None,
 ) -> tuple[list[Hit], list[Evidence], Cut]:
-    """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate."""
+    """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate.
+
+    ``distinct``: the vector hits whose cosine is distinctive (the gate's
+    :func:`crib_plugin.specific.distinctive`); computed here when not given.
+    """
     from .relevance import AGREE_COVERAGE, FTS_COVERAGE
     from .temporal import TimeExpression
 
@@ -147,6 +144,10 @@ def judge(
     from .relevance import vector_extras
 
     extras = vector_extras(retrieval, floor, memory.store.count_entries())
+    if distinct is None:
+        from .specific import distinctive
+
+        distinct = distinctive(memory, retrieval, gate)
     evidence: list[Evidence] = []
     own: list[list[str]] = []
     for index, hit in enumerate(hits):
@@ -158,6 +159,7 @@ def judge(
             channels=len(hit.channels),
             prior=TASK_PRIORS.get(hit.entry.type, 1.0) if kind == "task" else 1.0,
             in_window=bool(window is not None and window.contains(hit.entry.created_at)),
+            distinct=distinct.get(hit.entry.id, ""),
         )
         evidence.append(ev)
         own.append(_own_evidence(ev, cut, windowed=window is not None) + ([extras[hit.entry.id]] if hit.entry.id in extras else []))
@@ -177,7 +179,7 @@ def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evide
     for index, (hit, ev) in enumerate(zip(hits, evidence)):
         ev.relative = hit.score / best
         if not own[index]:
-            ev.reason = "no evidence of its own (cosine below gate, coverage below cut, no agreement)"
+            ev.reason = "no evidence of its own (no distinctive cosine ≥ gate, coverage below cut, no agreement)"
         elif index == evidenced[0]:
             ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
         elif ev.relative * ev.prior < cut.relative and not ev.in_window:
@@ -191,11 +193,11 @@ def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evide
 
 def _own_evidence(ev: Evidence, cut: Cut, *, windowed: bool) -> list[str]:
     """What, on this entry alone, would have opened the gate (empty: nothing)."""
-    strong_vector = ev.cosine is not None and cut.gate is not None and ev.cosine >= cut.gate
+    strong_vector = ev.cosine is not None and cut.gate is not None and ev.cosine >= cut.gate and bool(ev.distinct)
     above_floor = ev.cosine is not None and cut.floor is not None and ev.cosine >= cut.floor
     own = []
     if strong_vector:
-        own.append("cosine ≥ gate")
+        own.append("distinctive cosine ≥ gate")
     if ev.coverage >= cut.coverage:
         own.append("coverage ≥ cut")
     if above_floor and ev.coverage >= cut.agree:

@@ -4,8 +4,10 @@ Per-hit floors alone cannot make crib answer *nothing* to an unrelated prompt: B
 shared word ("time", "file"), and the nearest vector neighbour of any prompt has some cosine. The
 gate asks, for the prompt as a whole, whether the best evidence is strong enough:
 
-- **vector**: the top cosine similarity reaches the embedder's *gate* (a calibrated value stored
-  by ``crib calibrate`` under ``gate:<embedder key>``, else the shipped default); or
+- **vector**: a cosine similarity reaches the embedder's *gate* (a calibrated value stored
+  by ``crib calibrate`` under ``gate:<embedder key>``, else the shipped default) on a hit that is
+  *distinctive* — it shares a specific term with the prompt or stands out of the prompt's crowd
+  (:mod:`crib_plugin.specific`): a prompt about one project resembles every memory of it; or
 - **full text**: the best of the top hits covers enough of the prompt — the IDF-weighted share of
   the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
 - **agreement**: one entry is above the vector floor *and* matched by full text
@@ -22,12 +24,16 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .limits import MAX_SCAN_CHARS
-from .query import CJK_RUN_RE, cjk_grams, normalise_cjk, terms
+from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Retrieval
+from .specific import PRIOR_DOCS, PRIOR_RATE, distinctive, term_weights
+from .specific import stems as _stems
+
+__all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
@@ -36,11 +42,6 @@ FTS_COVERAGE = 0.6  # IDF-weighted share of the prompt's terms the best full-tex
 AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches this well opens the gate
 CJK_COVERAGE = 0.4  # share of a CJK prompt's character bigrams (particles and endings rarely match)
 TOP_HITS = 10  # how many full-text hits are inspected for coverage
-# IDF is smoothed with a background corpus so that a small store (one entry!) does not make
-# every term it contains worthless: as if PRIOR_DOCS more entries each held a term with
-# probability PRIOR_RATE.
-PRIOR_DOCS = 100
-PRIOR_RATE = 0.01
 
 # Shipped vector gates (cosine similarity of the best neighbour), per embedder identity.
 # MiniLM: LoCoMo questions' top neighbour p5 = 0.48; unrelated prompts' p95 = 0.35 (LoCoMo
@@ -102,6 +103,7 @@ class GateDecision:
     reason: str
     time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
     window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
+    distinctive: dict[int, str] = field(default_factory=dict)  # vector hits ≥ gate that are distinctive, and why
 
 
 def default_gate(key: str, entries: int) -> float:
@@ -131,13 +133,6 @@ def vector_gate(memory: "Memory") -> float:
     return shipped
 
 
-def _stems(text: str) -> list[str]:
-    """Porter stems of ``text`` — the same stemmer the FTS index and the facts channel use."""
-    from .facts import stems
-
-    return [stem for _word, stem in stems(text)]
-
-
 def _bigrams(text: str) -> set[str]:
     """Every unigram and adjacent pair of an entry's (normalised) CJK text."""
     grams: set[str] = set()
@@ -145,28 +140,6 @@ def _bigrams(text: str) -> set[str]:
         grams.update(run)
         grams.update(run[i:i + 2] for i in range(len(run) - 1))
     return grams
-
-
-def term_weights(memory: "Memory", text: str) -> list[tuple[list[list[str]], float]]:
-    """The prompt's terms as (stemmed alternative forms, IDF weight), smoothed by a prior.
-
-    Depends only on the prompt and the store's statistics, so a cold process computes it while its
-    prefetch worker embeds the prompt; the store keeps the counts it read for the gate.
-    """
-    from .lexicon import variants
-
-    weighted: list[tuple[list[list[str]], float]] = []
-    total_docs = max(1, memory.store.count_entries())
-    for term in terms(text):
-        forms = [term.text] if term.phrase else list(variants(term.text))
-        alternatives = [found for found in (_stems(f) for f in forms) if found]
-        if not alternatives:
-            continue
-        df = min(memory.store.term_document_frequency(s) for s in alternatives[0]) + PRIOR_DOCS * PRIOR_RATE
-        docs = total_docs + PRIOR_DOCS
-        idf = math.log((docs - df + 0.5) / (df + 0.5) + 1.0)
-        weighted.append((alternatives, idf))
-    return weighted
 
 
 def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
@@ -235,9 +208,15 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
                and any(h.passed_floor for h in c.hits)]
     facts = any(_is_builtin(memory, c.channel) for c in matched)
     others = [c for c in matched if not _is_builtin(memory, c.channel)]
+    distinct = distinctive(memory, retrieval, gate) if top is not None and gate is not None and top >= gate else {}
     reasons = []
     if top is not None and gate is not None:
         reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
+        if top >= gate:
+            reasons.append(
+                f"distinctive: entry {next(iter(distinct))} {next(iter(distinct.values()))}" if distinct
+                else "no hit above the gate is distinctive (no specific shared term, none above the crowd)"
+            )
     if coverage is not None:
         reasons.append(f"fts coverage {coverage:.2f} {'≥' if coverage >= FTS_COVERAGE else '<'} {FTS_COVERAGE:.2f}")
     if agreeing:
@@ -251,7 +230,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     for entry_id, why in extra.items():
         reasons.append(f"entry {entry_id}: {why}")
     evidence_open = bool(
-        (top is not None and gate is not None and top >= gate)
+        distinct
         or (coverage is not None and coverage >= FTS_COVERAGE)
         or agreeing
         or facts
@@ -260,7 +239,10 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     )
     is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
-    return GateDecision(is_open, top, gate, coverage, facts, reason, time_only=is_open and not evidence_open, window=tuple(window))
+    return GateDecision(
+        is_open, top, gate, coverage, facts, reason,
+        time_only=is_open and not evidence_open, window=tuple(window), distinctive=distinct,
+    )
 
 
 def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:

@@ -74,7 +74,10 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
             floor = memory.vector_floor()
         except CribError:
             floor = gate - FLOOR_BELOW_GATE
-    kept, evidence, cut = judge(memory, retrieval, gate=gate, floor=floor, time_only=decision.time_only)
+    kept, evidence, cut = judge(
+        memory, retrieval, gate=gate, floor=floor, time_only=decision.time_only,
+        distinct=getattr(decision, "distinctive", None),
+    )
     for ev in evidence:
         if not ev.kept:
             retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))

@@ -1,0 +1,151 @@
+"""How specific a prompt's words are in this store, and which vector hits are *distinctive*.
+
+A coding agent's memory is about a handful of projects, so every prompt about one of them resembles
+much of the store: "make logsift read logs from journald" has a cosine above the gate with a dozen
+logsift memories (the project name and its vocabulary make the similarity), although none of them
+says anything about journald. A high cosine is then no evidence that a memory answers the prompt.
+
+A vector hit above the gate is **distinctive** when
+
+* it shares a **specific** term with the prompt — one that at most :data:`SPECIFIC_SHARE` of the
+  store's entries contain (at least :data:`SPECIFIC_MIN`): "journald", "proration", "Postmark", not
+  "logsift" or "billing" in a store full of them; or
+* it **stands out of the crowd**: its cosine is :data:`CROWD_MARGIN` above the
+  :data:`CROWD_RANK`-th best cosine of the prompt (a paraphrase shares no word with its memory, but
+  its memory is much nearer than the rest).
+
+Only a distinctive vector hit opens the relevance gate or counts as an entry's own evidence by its
+cosine alone (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`). Measured on both
+evaluations: see the README's Benchmarks section (issue 12).
+
+This module also owns the prompt's term statistics (IDF weights) that the gate's coverage uses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from .prompt_kind import prompt_kind
+from .query import terms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import MemoryLike as Memory
+    from .records import Retrieval
+
+# IDF is smoothed with a background corpus so that a small store (one entry!) does not make
+# every term it contains worthless: as if PRIOR_DOCS more entries each held a term with
+# probability PRIOR_RATE.
+PRIOR_DOCS = 100
+PRIOR_RATE = 0.01
+SPECIFIC_SHARE = 0.05
+"""A term in at most this share of the entries is specific to the memories that hold it."""
+SPECIFIC_MIN = 3
+"""...or in at most this many entries (a small store, where every share is a few entries)."""
+CROWD_RANK = 10
+"""The prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""
+CROWD_MARGIN = 0.10
+"""A cosine this far above the crowd stands out without a shared word (a paraphrase)."""
+
+Weighted = list[tuple[list[list[str]], float]]
+
+
+def stems(text: str) -> list[str]:
+    """Porter stems of ``text`` — the same stemmer the FTS index and the facts channel use."""
+    from .facts import stems as word_stems
+
+    return [stem for _word, stem in word_stems(text)]
+
+
+def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
+    """The prompt's terms as (stemmed alternative forms, document frequency in the store)."""
+    from .lexicon import variants
+
+    out: list[tuple[list[list[str]], int]] = []
+    for term in terms(text):
+        forms = [term.text] if term.phrase else list(variants(term.text))
+        alternatives = [found for found in (stems(f) for f in forms) if found]
+        if alternatives:
+            out.append((alternatives, min(memory.store.term_document_frequency(s) for s in alternatives[0])))
+    return out
+
+
+def term_weights(memory: Memory, text: str) -> Weighted:
+    """The prompt's terms as (stemmed alternative forms, IDF weight), smoothed by a prior.
+
+    Depends only on the prompt and the store's statistics, so a cold process computes it while its
+    prefetch worker embeds the prompt; the store keeps the counts it read for the gate.
+    """
+    docs = max(1, memory.store.count_entries()) + PRIOR_DOCS
+    weighted: Weighted = []
+    for alternatives, count in _term_stats(memory, text):
+        df = count + PRIOR_DOCS * PRIOR_RATE
+        weighted.append((alternatives, math.log((docs - df + 0.5) / (df + 0.5) + 1.0)))
+    return weighted
+
+
+def specific_terms(memory: Memory, text: str) -> list[list[list[str]]]:
+    """The prompt's terms that few entries contain (see the module docstring); unseen terms are
+    left out — they can match nothing."""
+    limit = max(SPECIFIC_MIN, SPECIFIC_SHARE * memory.store.count_entries())
+    return [alternatives for alternatives, df in _term_stats(memory, text) if 0 < df <= limit]
+
+
+def contains(present: set[str], alternatives: list[list[str]]) -> bool:
+    """Whether a text's stems ``present`` hold the term in any of its forms (all stems of a form)."""
+    return any(all(s in present for s in alt) for alt in alternatives)
+
+
+def crowd_level(cosines: Sequence[float]) -> float | None:
+    """The cosine of the prompt's crowd (its :data:`CROWD_RANK`-th best), ``None`` below two hits."""
+    if len(cosines) < 2:
+        return None
+    ordered = sorted(cosines, reverse=True)
+    return ordered[min(CROWD_RANK, len(ordered)) - 1]
+
+
+def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dict[int, str]:
+    """The vector hits at or above ``gate`` that are distinctive, each with why (module docstring)."""
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is None or gate is None:
+        return {}
+    strong = {h.entry_id: h.score for h in vector.hits if h.score >= gate}
+    if not strong:
+        return {}
+    if prompt_kind(retrieval.query.text) != "task":
+        return dict.fromkeys(strong, "a question's cosine")
+    crowd = crowd_level([h.score for h in vector.hits])
+    out: dict[int, str] = {}
+    for entry_id, score in strong.items():
+        if crowd is None or score - crowd >= CROWD_MARGIN:
+            out[entry_id] = "stands out" if crowd is None else f"{score - crowd:.2f} above the crowd"
+    rest = [i for i in strong if i not in out]
+    if rest:
+        out.update(sharing_specific(memory, retrieval.query.text, _contents(memory, retrieval, rest)))
+    return out
+
+
+def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:
+    """Which of ``contents`` (entry id → text) share a specific prompt term, and the term."""
+    from .limits import MAX_SCAN_CHARS
+
+    specific = specific_terms(memory, text)
+    if not specific:
+        return {}
+    out: dict[int, str] = {}
+    for entry_id, content in contents.items():
+        present = set(stems(content[:MAX_SCAN_CHARS]))
+        shared = next((alts for alts in specific if contains(present, alts)), None)
+        if shared is not None:
+            out[entry_id] = f"shares the specific term {shared[0][0]!r}"
+    return out
+
+
+def _contents(memory: Memory, retrieval: Retrieval, ids: Sequence[int]) -> dict[int, str]:
+    """The text of entries ``ids`` (from the retrieval's hits, else the store)."""
+    known = {h.entry.id: h.entry.content for h in retrieval.hits if h.entry.id in ids}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        known.update({i: e.content for i, e in memory.store.get_entries(missing).items()})
+    return known

@@ -1,0 +1,103 @@
+"""Issue 12: a task prompt's cosine counts only when it is distinctive (crib_plugin.specific).
+
+On a project's memory every prompt about the project resembles much of the store; a task that
+names something no memory holds ("write a Dockerfile for logsift") must get nothing, while a task
+that shares a specific word with its memory, or a question, is still answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crib_plugin.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
+from crib_plugin.specific import CROWD_MARGIN, crowd_level, distinctive, specific_terms
+
+LOGSIFT = Path(__file__).resolve().parents[1] / "crib_plugin" / "evaluation" / "data" / "coding" / "memories-logsift.jsonl"
+
+
+@pytest.fixture(scope="module")
+def logsift(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A store holding the coding set's logsift memories (one Rust CLI project, ~55 entries)."""
+    import json
+
+    from crib_plugin import Memory
+    from crib_plugin.memory import NewEntry
+
+    db = tmp_path_factory.mktemp("logsift") / "crib.db"
+    rows = [json.loads(line) for line in LOGSIFT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with Memory(db) as memory:
+        memory.write_many([NewEntry(r["content"], r["type"], r["created_at"]) for r in rows])
+    return db
+
+
+def _retrieve(db: Path, text: str) -> Any:
+    from crib_plugin import Memory
+
+    with Memory(db) as memory:
+        memory.retrieve(text)
+        return memory.last_retrieval
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["write a Dockerfile for logsift", "make logsift show a progress bar while reading from stdin"],
+)
+def test_a_task_that_only_names_the_project_gets_nothing(logsift: Path, prompt: str) -> None:
+    retrieval = _retrieve(logsift, prompt)
+    assert retrieval.hits == []
+    assert "distinctive" in retrieval.gate.reason
+
+
+def test_a_task_sharing_a_specific_word_is_answered(logsift: Path) -> None:
+    retrieval = _retrieve(logsift, "add an --exclude flag to the logsift grep subcommand, next to the others in src/cli")
+    assert retrieval.hits
+    assert any("clap" in h.entry.content for h in retrieval.hits)
+
+
+def test_specific_terms_are_the_rare_ones(logsift: Path) -> None:
+    from crib_plugin import Memory
+
+    with Memory(logsift) as memory:
+        found = {alts[0][0] for alts in specific_terms(memory, "make logsift read hdrhistogram percentiles from journald")}
+    assert "hdrhistogram" in found  # in one or two entries
+    assert "logsift" not in found  # in most of them
+    assert "journald" not in found  # in none: it can match nothing
+
+
+def test_crowd_level() -> None:
+    assert crowd_level([]) is None and crowd_level([0.5]) is None
+    assert crowd_level([0.9, 0.5]) == 0.5  # a small store: its last hit
+    assert crowd_level([1 - i / 100 for i in range(30)]) == pytest.approx(0.91)  # the 10th
+
+
+def _synthetic(text: str, cosines: list[float]) -> Retrieval:
+    hits = [ChannelHit(entry_id=i + 1, rank=i + 1, score=c, channel="vector") for i, c in enumerate(cosines)]
+    entries = [Hit(Entry(id=i + 1, type="note", content=f"memory number {i + 1}", created_at="2026-01-01T00:00:00Z"), c)
+               for i, c in enumerate(cosines)]
+    return Retrieval(query=Query(text=text), hits=entries, channels=[ChannelResult("vector", hits)])
+
+
+class _NoTerms:
+    """A memory whose store knows no term (so only the crowd can make a hit distinctive)."""
+
+    class store:  # noqa: N801 - the attribute the protocol names
+        @staticmethod
+        def count_entries() -> int:
+            return 100
+
+        @staticmethod
+        def term_document_frequency(stem: str) -> int:
+            return 0
+
+
+def test_a_task_hit_is_distinctive_above_the_crowd_a_question_hit_always() -> None:
+    crowd = [0.40] * 20
+    task = _synthetic("wire the thing into the other thing", [0.40 + CROWD_MARGIN + 0.05, 0.45, *crowd])
+    assert set(distinctive(_NoTerms(), task, gate=0.42)) == {1}  # type: ignore[arg-type]
+    question = _synthetic("which thing is wired into the other thing?", [0.45, 0.44, *[0.43] * 20])
+    assert set(distinctive(_NoTerms(), question, gate=0.42)) == set(range(1, 23))  # type: ignore[arg-type]
+    flat_task = _synthetic("wire the thing into the other thing", [0.45, 0.44, *[0.43] * 20])
+    assert distinctive(_NoTerms(), flat_task, gate=0.42) == {}  # type: ignore[arg-type]
