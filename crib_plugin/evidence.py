@@ -127,7 +127,8 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
-    from .relevance import AGREE_COVERAGE, FTS_COVERAGE
+    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, selective_window, vector_extras
+    from .specific import distinctive
     from .temporal import TimeExpression
 
     hits = list(retrieval.hits)
@@ -141,13 +142,8 @@ def judge(
         window = TimeExpression(start, end, "")
     cover = coverages(memory, retrieval.query.text, [f"{h.entry.content}\n{h.entry.type}" for h in hits])
     cosines = _cosines(retrieval)
-    from .relevance import vector_extras
-
     extras = vector_extras(retrieval, floor, memory.store.count_entries())
-    if distinct is None:
-        from .specific import distinctive
-
-        distinct = distinctive(memory, retrieval, gate)
+    distinct = distinctive(memory, retrieval, gate) if distinct is None else distinct
     evidence: list[Evidence] = []
     own: list[list[str]] = []
     for index, hit in enumerate(hits):
@@ -169,7 +165,22 @@ def judge(
     if not evidenced and not time_only:
         evidenced = [0]  # the gate opened on facts or a plugin channel: the best hit stands alone
         own[0] = ["best hit (the gate opened on other evidence)"]
-    return _keep(hits, evidence, own, evidenced, cut), evidence, cut
+    kept = _keep(hits, evidence, own, evidenced, cut)
+    if window is not None and selective_window(memory, window.range):
+        kept = _within_window(kept, evidence)
+    return kept, evidence, cut
+
+
+def _within_window(kept: list[Hit], evidence: list[Evidence]) -> list[Hit]:
+    """A prompt that names a selective window ("which bugs did we fix in June?") is answered from
+    it: once an entry written in it is kept, the kept entries written outside it are dropped."""
+    inside = {ev.entry_id for ev in evidence if ev.in_window}
+    if not inside & {h.entry.id for h in kept}:
+        return kept
+    for ev in evidence:
+        if ev.kept and not ev.in_window:
+            ev.kept, ev.reason = False, "written outside the prompt's time window (entries inside it were kept)"
+    return [h for h in kept if h.entry.id in inside]
 
 
 def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evidenced: list[int], cut: Cut) -> list[Hit]:

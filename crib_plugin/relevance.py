@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from .limits import MAX_SCAN_CHARS
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Retrieval
-from .specific import PRIOR_DOCS, PRIOR_RATE, distinctive, term_weights
+from .specific import PRIOR_DOCS, PRIOR_RATE, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
@@ -63,6 +63,13 @@ STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entr
 STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
 TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
               "error": "error", "errors": "error", "bug": "error", "bugs": "error"}
+
+
+def named_types(text: str) -> set[str]:
+    """The entry types a prompt asks for by name ("which bugs did we fix…" → ``{"error"}``)."""
+    return {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in TYPE_WORDS}
+
+
 WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
 WINDOW_MIN = 3  # ...or this many entries (a tiny store)
 WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
@@ -206,23 +213,19 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     extra = vector_extras(retrieval, floor, memory.store.count_entries())
     matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
                and any(h.passed_floor for h in c.hits)]
-    facts = any(_is_builtin(memory, c.channel) for c in matched)
+    builtin = [h.entry_id for c in matched if _is_builtin(memory, c.channel) for h in c.hits if h.passed_floor]
+    facts = bool(builtin) and facts_bear(memory, retrieval, builtin)
     others = [c for c in matched if not _is_builtin(memory, c.channel)]
     distinct = distinctive(memory, retrieval, gate) if top is not None and gate is not None and top >= gate else {}
-    reasons = []
-    if top is not None and gate is not None:
-        reasons.append(f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}")
-        if top >= gate:
-            reasons.append(
-                f"distinctive: entry {next(iter(distinct))} {next(iter(distinct.values()))}" if distinct
-                else "no hit above the gate is distinctive (no specific shared term, none above the crowd)"
-            )
+    reasons = _vector_reasons(top, gate, distinct)
     if coverage is not None:
         reasons.append(f"fts coverage {coverage:.2f} {'≥' if coverage >= FTS_COVERAGE else '<'} {FTS_COVERAGE:.2f}")
     if agreeing:
         reasons.append(f"vector and fts agree on entry {agreeing[0]}")
     if facts:
         reasons.append("facts matched on two counts")
+    elif builtin:
+        reasons.append("facts matched on two counts, but no matched memory shares a specific word with the task")
     if others:
         reasons.append("plugin channel " + ", ".join(c.channel for c in others))
     if window:
@@ -245,6 +248,19 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
     )
 
 
+def _vector_reasons(top: float | None, gate: float | None, distinct: dict[int, str]) -> list[str]:
+    """The vector channel's part of the gate's reason (for ``--explain``)."""
+    if top is None or gate is None:
+        return []
+    reasons = [f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}"]
+    if top >= gate:
+        reasons.append(
+            f"distinctive: entry {next(iter(distinct))} {next(iter(distinct.values()))}" if distinct
+            else "no hit above the gate is distinctive (no specific shared term, none above the crowd)"
+        )
+    return reasons
+
+
 def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
     """Hits written inside the prompt's time window ("last month") with a little evidence of their own.
 
@@ -256,8 +272,7 @@ def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | Non
     if span is None or memory is None:
         return []
     start, end = span
-    total = memory.store.count_entries()
-    if memory.store.count_entries_between(start, end) > max(WINDOW_MIN, WINDOW_SHARE * total):
+    if not selective_window(memory, span):
         return []  # a window that holds most of the store ("this year") says nothing about what is wanted
     found = [
         hit.entry.id for hit in retrieval.hits
@@ -270,6 +285,13 @@ def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | Non
             if start <= entry.created_at < end:
                 found.append(entry.id)
     return found
+
+
+def selective_window(memory: "Memory", span: tuple[str, str]) -> bool:
+    """Whether a time window names a part of the store: at most :data:`WINDOW_SHARE` of its entries
+    (or :data:`WINDOW_MIN`) — "last month" does, "this year" on a year-old store does not."""
+    total = memory.store.count_entries()
+    return memory.store.count_entries_between(*span) <= max(WINDOW_MIN, WINDOW_SHARE * total)
 
 
 def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
@@ -325,7 +347,7 @@ def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> di
     runner_up = ranked[1].score if len(ranked) > 1 else floor
     if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
         extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
-    named = {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", retrieval.query.text.lower()) if w in TYPE_WORDS}
+    named = named_types(retrieval.query.text)
     if named:
         types = {h.entry.id: h.entry.type for h in retrieval.hits}
         for hit in ranked:

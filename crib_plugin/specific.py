@@ -15,7 +15,13 @@ A vector hit above the gate is **distinctive** when
   its memory is much nearer than the rest).
 
 Only a distinctive vector hit opens the relevance gate or counts as an entry's own evidence by its
-cosine alone (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`). Measured on both
+cosine alone (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`). The same holds for the
+facts channel: a task's fact match ("atlas" and "web app" in "add a Spanish translation to the atlas
+web app") opens the gate only when a matched memory shares a specific term with the prompt
+(:func:`facts_bear`).
+
+This applies to *task* prompts (imperatives). A question keeps every strong cosine: LoCoMo's
+questions about a conversation are crowded by nature (the rule cost it 10 points of block evidence). Measured on both
 evaluations: see the README's Benchmarks section (issue 12).
 
 This module also owns the prompt's term statistics (IDF weights) that the gate's coverage uses.
@@ -45,7 +51,7 @@ SPECIFIC_MIN = 3
 """...or in at most this many entries (a small store, where every share is a few entries)."""
 CROWD_RANK = 10
 """The prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""
-CROWD_MARGIN = 0.10
+CROWD_MARGIN = 0.15
 """A cosine this far above the crowd stands out without a shared word (a paraphrase)."""
 
 Weighted = list[tuple[list[list[str]], float]]
@@ -122,8 +128,16 @@ def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dic
             out[entry_id] = "stands out" if crowd is None else f"{score - crowd:.2f} above the crowd"
     rest = [i for i in strong if i not in out]
     if rest:
-        out.update(sharing_specific(memory, retrieval.query.text, _contents(memory, retrieval, rest)))
+        out.update(sharing_specific(memory, retrieval.query.text, contents_of(memory, retrieval, rest)))
     return out
+
+
+def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -> bool:
+    """Whether the facts channel's strong match (its entries ``entry_ids``) may open the gate: always
+    for a question; for a task, when one of those entries shares a specific prompt term."""
+    if prompt_kind(retrieval.query.text) != "task":
+        return True
+    return bool(sharing_specific(memory, retrieval.query.text, contents_of(memory, retrieval, entry_ids)))
 
 
 def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:
@@ -142,7 +156,7 @@ def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> 
     return out
 
 
-def _contents(memory: Memory, retrieval: Retrieval, ids: Sequence[int]) -> dict[int, str]:
+def contents_of(memory: Memory, retrieval: Retrieval, ids: Sequence[int]) -> dict[int, str]:
     """The text of entries ``ids`` (from the retrieval's hits, else the store)."""
     known = {h.entry.id: h.entry.content for h in retrieval.hits if h.entry.id in ids}
     missing = [i for i in ids if i not in known]

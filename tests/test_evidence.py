@@ -70,6 +70,28 @@ def test_time_window_opens_the_gate(crib) -> None:
     assert shut.stdout == ""
 
 
+def test_a_selective_window_answers_from_inside_it(memory, monkeypatch) -> None:
+    """"which tally errors did we hit in June?": the October error is as similar, but outside June."""
+    from crib_plugin.memory import NewEntry
+
+    monkeypatch.setenv("CRIB_NOW", "2026-11-20T12:00:00Z")
+    filler = [NewEntry(f"The docs page {n} of the handbook was proofread and its links checked.", "note",
+                       f"2026-{1 + n % 5:02d}-{1 + n:02d}T10:00:00Z") for n in range(12)]
+    memory.write_many([
+        NewEntry("tally error: the importer crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
+                 "error", "2026-06-10T10:00:00Z"),
+        NewEntry("tally error: the importer crashed with ERR_TALLY_ENCODING on Latin-1 log files; fixed by decoding them.",
+                 "error", "2026-10-10T10:00:00Z"),
+        *filler,
+    ])
+    memory.retrieve("which tally importer errors did we hit in June?")
+    shown = [h.entry.content for h in memory.last_retrieval.hits]
+    assert any("OFFSET" in c for c in shown)
+    assert not any("ENCODING" in c for c in shown)
+    memory.retrieve("which tally importer errors did we hit?")  # no window: both
+    assert sum("tally error" in h.entry.content for h in memory.last_retrieval.hits) == 2
+
+
 def test_a_window_holding_most_of_the_store_opens_nothing(memory, monkeypatch) -> None:
     monkeypatch.setenv("CRIB_NOW", "2026-03-01T12:00:00Z")
     _write(memory, CODING)

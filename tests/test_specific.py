@@ -101,3 +101,24 @@ def test_a_task_hit_is_distinctive_above_the_crowd_a_question_hit_always() -> No
     assert set(distinctive(_NoTerms(), question, gate=0.42)) == set(range(1, 23))  # type: ignore[arg-type]
     flat_task = _synthetic("wire the thing into the other thing", [0.45, 0.44, *[0.43] * 20])
     assert distinctive(_NoTerms(), flat_task, gate=0.42) == {}  # type: ignore[arg-type]
+
+
+def test_a_task_fact_match_needs_a_specific_word(memory) -> None:
+    """A fact matched on "atlas" and "web app" — words of the whole project — opens nothing for a task."""
+    from crib_plugin.memory import NewEntry
+    from crib_plugin.specific import facts_bear
+
+    memory.write_many([NewEntry(f"The atlas web app {what}.", "note", f"2026-03-{1 + i:02d}T10:00:00Z") for i, what in enumerate([
+        "is built with Vite", "uses TanStack Router", "reads feature flags from Unleash", "is styled with Tailwind",
+        "talks to the api through tRPC", "ships source maps to Sentry", "has its e2e tests in Playwright",
+        "stores sessions in Redis", "is deployed by ArgoCD", "keeps translations in locales/en.json",
+    ])])
+    ids = [e.id for e in memory.store.get_entries(range(1, 11)).values()]
+    router = next(i for i, e in memory.store.get_entries(ids).items() if "TanStack" in e.content)
+
+    def retrieval(text: str) -> Retrieval:
+        return Retrieval(query=Query(text=text), hits=[Hit(memory.entry(i), 1.0) for i in ids])
+
+    assert not facts_bear(memory, retrieval("add a Spanish translation to the atlas web app"), [router])
+    assert facts_bear(memory, retrieval("add a route for invoices to the TanStack router of the atlas web app"), [router])
+    assert facts_bear(memory, retrieval("what does the atlas web app use?"), [router])  # a question: as before
