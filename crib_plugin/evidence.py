@@ -127,7 +127,7 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
-    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, selective_window, vector_extras
+    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, named_types, selective_window, vector_extras
     from .specific import distinctive
     from .temporal import TimeExpression
 
@@ -168,7 +168,20 @@ def judge(
     kept = _keep(hits, evidence, own, evidenced, cut)
     if window is not None and selective_window(memory, window.range):
         kept = _within_window(kept, evidence)
+        kept = _of_named_types(kept, evidence, named_types(retrieval.query.text))
     return kept, evidence, cut
+
+
+def _of_named_types(kept: list[Hit], evidence: list[Evidence], named: set[str]) -> list[Hit]:
+    """A time prompt that names a type ("which bugs did we fix in June?") keeps entries of that type
+    once one of them is kept; the others written in the window are dropped."""
+    if not named or not any(h.entry.type in named for h in kept):
+        return kept
+    dropped = {h.entry.id for h in kept if h.entry.type not in named}
+    for ev in evidence:
+        if ev.entry_id in dropped:
+            ev.kept, ev.reason = False, "not of the type the prompt asks for (" + ", ".join(sorted(named)) + ")"
+    return [h for h in kept if h.entry.id not in dropped]
 
 
 def _within_window(kept: list[Hit], evidence: list[Evidence]) -> list[Hit]:

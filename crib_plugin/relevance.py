@@ -62,7 +62,9 @@ STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up 
 STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
 STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
 TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
-              "error": "error", "errors": "error", "bug": "error", "bugs": "error"}
+              "error": "error", "errors": "error", "bug": "error", "bugs": "error",
+              "problem": "error", "problems": "error", "failure": "error", "failures": "error",
+              "decide": "decision", "decided": "decision"}
 
 
 def named_types(text: str) -> set[str]:

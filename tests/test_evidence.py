@@ -92,6 +92,26 @@ def test_a_selective_window_answers_from_inside_it(memory, monkeypatch) -> None:
     assert sum("tally error" in h.entry.content for h in memory.last_retrieval.hits) == 2
 
 
+@pytest.mark.parametrize("prompt", ["which tally importer bugs did we fix in June?", "what tally importer problems came up in June?"])
+def test_a_window_prompt_naming_a_type_keeps_that_type(memory, monkeypatch, prompt: str) -> None:
+    from crib_plugin.memory import NewEntry
+
+    monkeypatch.setenv("CRIB_NOW", "2026-11-20T12:00:00Z")
+    filler = [NewEntry(f"The docs page {n} of the handbook was proofread and its links checked.", "note",
+                       f"2026-{1 + n % 5:02d}-{1 + n:02d}T10:00:00Z") for n in range(12)]
+    memory.write_many([
+        NewEntry("tally importer: crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
+                 "error", "2026-06-10T10:00:00Z"),
+        NewEntry("tally importer: log files are read in 64 KiB chunks and empty files are skipped.",
+                 "decision", "2026-06-12T10:00:00Z"),
+        *filler,
+    ])
+    memory.retrieve(prompt)
+    assert [h.entry.type for h in memory.last_retrieval.hits] == ["error"]
+    memory.retrieve("what did we do on the tally importer in June?")  # no type named: both
+    assert {h.entry.type for h in memory.last_retrieval.hits} == {"error", "decision"}
+
+
 def test_a_window_holding_most_of_the_store_opens_nothing(memory, monkeypatch) -> None:
     monkeypatch.setenv("CRIB_NOW", "2026-03-01T12:00:00Z")
     _write(memory, CODING)
