@@ -49,6 +49,11 @@ SPECIFIC_SHARE = 0.05
 """A term in at most this share of the entries is specific to the memories that hold it."""
 SPECIFIC_MIN = 3
 """...or in at most this many entries (a small store, where every share is a few entries)."""
+INSTRUCTION_WORDS = frozenset(
+    "add make write create build set get use run fix update change work put need want show support let keep "
+    "give take do help try start stop move implement handle explain plan recommend".split()
+)
+"""The verbs a task opens with: they say what to do, not what it is about, so never specific."""
 CROWD_RANK = 10
 """The prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""
 CROWD_MARGIN = 0.15
@@ -95,7 +100,8 @@ def specific_terms(memory: Memory, text: str) -> list[list[list[str]]]:
     """The prompt's terms that few entries contain (see the module docstring); unseen terms are
     left out — they can match nothing."""
     limit = max(SPECIFIC_MIN, SPECIFIC_SHARE * memory.store.count_entries())
-    return [alternatives for alternatives, df in _term_stats(memory, text) if 0 < df <= limit]
+    generic = {s for word in INSTRUCTION_WORDS for s in stems(word)}
+    return [alts for alts, df in _term_stats(memory, text) if 0 < df <= limit and not set(alts[0]) <= generic]
 
 
 def contains(present: set[str], alternatives: list[list[str]]) -> bool:

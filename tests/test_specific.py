@@ -122,3 +122,13 @@ def test_a_task_fact_match_needs_a_specific_word(memory) -> None:
     assert not facts_bear(memory, retrieval("add a Spanish translation to the atlas web app"), [router])
     assert facts_bear(memory, retrieval("add a route for invoices to the TanStack router of the atlas web app"), [router])
     assert facts_bear(memory, retrieval("what does the atlas web app use?"), [router])  # a question: as before
+
+
+def test_a_task_verb_is_never_specific(memory) -> None:
+    """"add" in one memory of twenty is rare here, but it says what to do, not what the task is about."""
+    from crib_plugin.memory import NewEntry
+
+    memory.write_many([NewEntry(f"The report job {n} runs nightly.", "note", f"2026-03-{1 + n:02d}T10:00:00Z") for n in range(19)])
+    memory.write("We add a Sentry tag to every failed webhook.", created_at="2026-03-25T10:00:00Z")
+    found = {alts[0][0] for alts in specific_terms(memory, "add a Sentry tag to the export")}
+    assert "sentri" in found and "add" not in found
