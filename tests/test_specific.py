@@ -132,3 +132,25 @@ def test_a_task_verb_is_never_specific(memory) -> None:
     memory.write("We add a Sentry tag to every failed webhook.", created_at="2026-03-25T10:00:00Z")
     found = {alts[0][0] for alts in specific_terms(memory, "add a Sentry tag to the export")}
     assert "sentri" in found and "add" not in found
+
+
+def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
+    """A vector top far above the crowd gets full strength in the fusion (like full text's best hit);
+    a crowded top keeps the headroom strength it had."""
+    from crib_plugin.channels.vectors import confident_strengths
+
+    def hits(cosines: list[float], floor: float) -> list[ChannelHit]:
+        out = [ChannelHit(entry_id=i + 1, rank=i + 1, score=c, channel="vector") for i, c in enumerate(cosines)]
+        for h in out:
+            h.strength = max(0.0, (h.score - floor) / (1.0 - floor))  # the channel's headroom strength
+        return out
+
+    standing = hits([0.60, 0.45, *[0.30] * 20], floor=0.32)
+    confident_strengths(standing, 0.32)
+    assert standing[0].strength == pytest.approx(1.0)
+    assert standing[1].strength == pytest.approx((0.45 - 0.32) / (0.60 - 0.32))
+    crowded = hits([0.60, *[0.58] * 20], floor=0.32)
+    before = [h.strength for h in crowded]
+    confident_strengths(crowded, 0.32)
+    assert crowded[0].strength == pytest.approx(max(before[0], 1.0 * (0.02 / 0.25)))
+    assert crowded[0].strength < 0.5
