@@ -17,8 +17,9 @@ _QUESTION_START = re.compile(
 
 
 def prompt_kind(text: str) -> str:
-    """``"question"`` (ends with ``?`` or opens with a question word) or ``"task"`` (anything else)."""
+    """``"question"`` (ends with ``?`` — or a fullwidth ``？``, or the CJK question particles 吗 / 呢 / か
+    — or opens with a question word) or ``"task"`` (anything else)."""
     stripped = text.strip()
-    if stripped.endswith("?") or _QUESTION_START.match(stripped):
+    if stripped.endswith(("?", "？", "吗", "呢", "か")) or _QUESTION_START.match(stripped):
         return "question"
     return "task"

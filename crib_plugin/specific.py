@@ -33,8 +33,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from .channels.vectors import CROWD_RANK, crowd_level
 from .prompt_kind import prompt_kind
 from .query import terms
+
+__all__ = ["CROWD_MARGIN", "CROWD_RANK", "crowd_level", "distinctive", "facts_bear", "specific_terms", "term_weights"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import MemoryLike as Memory
@@ -54,8 +57,6 @@ INSTRUCTION_WORDS = frozenset(
     "give take do help try start stop move implement handle explain plan recommend".split()
 )
 """The verbs a task opens with: they say what to do, not what it is about, so never specific."""
-CROWD_RANK = 10
-"""The prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""
 CROWD_MARGIN = 0.15
 """A cosine this far above the crowd stands out without a shared word (a paraphrase)."""
 
@@ -109,14 +110,6 @@ def contains(present: set[str], alternatives: list[list[str]]) -> bool:
     return any(all(s in present for s in alt) for alt in alternatives)
 
 
-def crowd_level(cosines: Sequence[float]) -> float | None:
-    """The cosine of the prompt's crowd (its :data:`CROWD_RANK`-th best), ``None`` below two hits."""
-    if len(cosines) < 2:
-        return None
-    ordered = sorted(cosines, reverse=True)
-    return ordered[min(CROWD_RANK, len(ordered)) - 1]
-
-
 def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dict[int, str]:
     """The vector hits at or above ``gate`` that are distinctive, each with why (module docstring)."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
@@ -140,10 +133,18 @@ def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dic
 
 def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -> bool:
     """Whether the facts channel's strong match (its entries ``entry_ids``) may open the gate: always
-    for a question; for a task, when one of those entries shares a specific prompt term."""
+    for a question; for a task, unless the words it shares with those entries are all common ones
+    (the project's own vocabulary). A match on a specific word bears; so does one the facts channel
+    made by a name's form alone ("postgres" → the PostgreSQL entity), which shares no word at all."""
+    from .limits import MAX_SCAN_CHARS
+
     if prompt_kind(retrieval.query.text) != "task":
         return True
-    return bool(sharing_specific(memory, retrieval.query.text, contents_of(memory, retrieval, entry_ids)))
+    contents = contents_of(memory, retrieval, entry_ids)
+    if sharing_specific(memory, retrieval.query.text, contents):
+        return True
+    present = {s for content in contents.values() for s in stems(content[:MAX_SCAN_CHARS])}
+    return not any(contains(present, alternatives) for alternatives, _df in _term_stats(memory, retrieval.query.text))
 
 
 def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:

@@ -56,6 +56,8 @@ def test_prompt_kind() -> None:
     assert prompt_kind("set up the background job for invoice emails") == "task"
     assert prompt_kind("why is CI red on the macOS runner?") == "question"
     assert prompt_kind("which linter do we use") == "question"
+    assert prompt_kind("网页界面用什么技术写的？") == "question"  # a fullwidth question mark
+    assert prompt_kind("これはバグですか") == "question"
 
 
 def test_time_window_opens_the_gate(crib) -> None:

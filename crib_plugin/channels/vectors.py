@@ -17,6 +17,7 @@ then as strong in the fusion as full text's best hit, where it used to count a t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CribError
@@ -88,15 +89,26 @@ class VectorChannel:
         return result
 
 
+CROWD_RANK = 10
+"""A prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""
 CONFIDENT_MARGIN = 0.25
 """How far above the prompt's crowd the best cosine must stand for full relative strength."""
+
+
+def crowd_level(cosines: Sequence[float]) -> float | None:
+    """The cosine of the prompt's crowd (its :data:`CROWD_RANK`-th best), ``None`` below two hits.
+
+    How far a hit stands above it says whether the prompt resembles that memory or merely the
+    whole store (:mod:`crib_plugin.specific`, and the strengths below)."""
+    if len(cosines) < 2:
+        return None
+    ordered = sorted(cosines, reverse=True)
+    return ordered[min(CROWD_RANK, len(ordered)) - 1]
 
 
 def confident_strengths(hits: list[ChannelHit], floor: float) -> None:
     """Raise each hit's strength towards its cosine relative to the best hit, as far as the channel
     is confident (its best hit's margin over the crowd, up to :data:`CONFIDENT_MARGIN`)."""
-    from ..specific import crowd_level
-
     if not hits:
         return
     best = max(h.score for h in hits)
