@@ -72,20 +72,26 @@ def test_time_window_opens_the_gate(crib) -> None:
     assert shut.stdout == ""
 
 
-def test_a_selective_window_answers_from_inside_it(memory, monkeypatch) -> None:
-    """"which tally errors did we hit in June?": the October error is as similar, but outside June."""
+def _dated_store(memory: Any, monkeypatch: pytest.MonkeyPatch, *entries: tuple[str, str, str]) -> None:
+    """``entries`` (text, type, created_at) among twelve unrelated notes spread over January–May,
+    with "now" fixed to 2026-11-20 (so "June" is a selective window)."""
     from crib_plugin.memory import NewEntry
 
     monkeypatch.setenv("CRIB_NOW", "2026-11-20T12:00:00Z")
     filler = [NewEntry(f"The docs page {n} of the handbook was proofread and its links checked.", "note",
                        f"2026-{1 + n % 5:02d}-{1 + n:02d}T10:00:00Z") for n in range(12)]
-    memory.write_many([
-        NewEntry("tally error: the importer crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
-                 "error", "2026-06-10T10:00:00Z"),
-        NewEntry("tally error: the importer crashed with ERR_TALLY_ENCODING on Latin-1 log files; fixed by decoding them.",
-                 "error", "2026-10-10T10:00:00Z"),
-        *filler,
-    ])
+    memory.write_many([*(NewEntry(*entry) for entry in entries), *filler])
+
+
+def test_a_selective_window_answers_from_inside_it(memory, monkeypatch) -> None:
+    """"which tally errors did we hit in June?": the October error is as similar, but outside June."""
+    _dated_store(
+        memory, monkeypatch,
+        ("tally error: the importer crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
+         "error", "2026-06-10T10:00:00Z"),
+        ("tally error: the importer crashed with ERR_TALLY_ENCODING on Latin-1 log files; fixed by decoding them.",
+         "error", "2026-10-10T10:00:00Z"),
+    )
     memory.retrieve("which tally importer errors did we hit in June?")
     shown = [h.entry.content for h in memory.last_retrieval.hits]
     assert any("OFFSET" in c for c in shown)
@@ -96,18 +102,13 @@ def test_a_selective_window_answers_from_inside_it(memory, monkeypatch) -> None:
 
 @pytest.mark.parametrize("prompt", ["which tally importer bugs did we fix in June?", "what tally importer problems came up in June?"])
 def test_a_window_prompt_naming_a_type_keeps_that_type(memory, monkeypatch, prompt: str) -> None:
-    from crib_plugin.memory import NewEntry
-
-    monkeypatch.setenv("CRIB_NOW", "2026-11-20T12:00:00Z")
-    filler = [NewEntry(f"The docs page {n} of the handbook was proofread and its links checked.", "note",
-                       f"2026-{1 + n % 5:02d}-{1 + n:02d}T10:00:00Z") for n in range(12)]
-    memory.write_many([
-        NewEntry("tally importer: crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
-                 "error", "2026-06-10T10:00:00Z"),
-        NewEntry("tally importer: log files are read in 64 KiB chunks and empty files are skipped.",
-                 "decision", "2026-06-12T10:00:00Z"),
-        *filler,
-    ])
+    _dated_store(
+        memory, monkeypatch,
+        ("tally importer: crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
+         "error", "2026-06-10T10:00:00Z"),
+        ("tally importer: log files are read in 64 KiB chunks and empty files are skipped.",
+         "decision", "2026-06-12T10:00:00Z"),
+    )
     memory.retrieve(prompt)
     assert [h.entry.type for h in memory.last_retrieval.hits] == ["error"]
     memory.retrieve("what did we do on the tally importer in June?")  # no type named: both
