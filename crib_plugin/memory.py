@@ -37,12 +37,14 @@ class Memory:
         embedder: Any = None,
         extractor: Any = None,
         readonly: bool = False,
+        upgrade: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
         self.path = Path(path) if path is not None else self.settings.db
         self.pm = pm or get_plugin_manager()
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
+        self._upgrade = upgrade  # ...except an older schema, for unattended readers (the hooks)
         self._store: Store | None = None
         self._embedder = embedder
         self._extractor = extractor
@@ -60,9 +62,10 @@ class Memory:
     def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
-            from .store import open_store
+            from .store import open_store, open_upgraded
 
-            self._store = open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly)
+            self._store = (open_upgraded(self.path) if self._readonly and self._upgrade
+                           else open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly))
         return self._store
 
     def close(self) -> None:

@@ -51,7 +51,7 @@ def global_memory(primary: "Memory") -> "Memory | None":
     if not path.exists() or _same_file(path, Path(primary.path)):
         return None
     settings = dataclasses.replace(primary.settings, db=path)
-    other = Memory(path, settings=settings, pm=primary.pm, create=False, readonly=True)
+    other = Memory(path, settings=settings, pm=primary.pm, create=False, readonly=True, upgrade=primary._upgrade)
     try:
         if primary._embedder is not None and other.embedder_name() == primary.embedder_name():
             other._embedder = primary._embedder

@@ -3,8 +3,8 @@ file per project) is the default; every SQL statement crib runs lives in this pa
 
 from __future__ import annotations
 
-from .sqlite import SQLiteStore, open_store
+from .sqlite import SQLiteStore, open_store, open_upgraded
 
 # ``Store`` is imported from ``.base`` by whoever needs it: opening a store (the per-prompt hook)
 # does not load the protocol modules.
-__all__ = ["SQLiteStore", "open_store"]
+__all__ = ["SQLiteStore", "open_store", "open_upgraded"]

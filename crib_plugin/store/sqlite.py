@@ -278,3 +278,18 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         store.close()
         raise store_error(exc, path, "opening") from exc
     return store
+
+
+def open_upgraded(path: Path | str) -> SQLiteStore:
+    """Open ``path`` read-only; a store on an older schema (crib was upgraded, nothing written since)
+    is migrated first, under the write lock, and opened again.
+
+    For unattended readers — the Claude Code hooks — where nobody reads "run `crib init`": without
+    it every prompt after an upgrade got no memory until something was written. Read commands a
+    person runs keep refusing instead (they never change the file).
+    """
+    try:
+        return open_store(path, create=False, readonly=True)
+    except StoreOutdated:
+        open_store(path, create=False).close()  # migrates; a failure here is the store's own error
+    return open_store(path, create=False, readonly=True)
