@@ -44,10 +44,14 @@ def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) ->
 
 
 def _row_json(version: EntryVersion) -> dict[str, Any]:
+    """One entry as ``list`` and ``show`` print it: content and metadata redacted (text stored before
+    redaction existed never leaves verbatim)."""
+    from .redact import redact_value
+
     entry = version.entry
     return {
-        "id": entry.id, "type": entry.type, "content": entry.content, "created_at": entry.created_at,
-        "metadata": entry.metadata, "superseded_by": version.superseded_by,
+        "id": entry.id, "type": entry.type, "content": redact_value(entry.content), "created_at": entry.created_at,
+        "metadata": redact_value(entry.metadata), "superseded_by": version.superseded_by,
     }
 
 

@@ -15,6 +15,7 @@ import re
 import string
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -406,3 +407,24 @@ def test_secrets_stored_verbatim_earlier_are_redacted_when_shown(cli_env: dict[s
         _assert_no_secret(_invoke(runner, ["retrieve", "--format", "context", query], cli_env))
         _assert_no_secret(_invoke(runner, ["search", "--json", query], cli_env))
         _assert_no_secret(_invoke(runner, ["search", query], cli_env))
+    # the management commands and export redact too (content and metadata); --raw is the faithful backup
+    _assert_no_secret(_invoke(runner, ["export"], cli_env))
+    _assert_no_secret(_invoke(runner, ["list", "--limit", "0"], cli_env))
+    _assert_no_secret(_invoke(runner, ["list", "--json", "--limit", "0"], cli_env))
+    for entry_id in range(1, 26):
+        _assert_no_secret(_invoke(runner, ["show", str(entry_id)], cli_env))
+        _assert_no_secret(_invoke(runner, ["show", "--json", str(entry_id)], cli_env))
+    _assert_no_secret(_invoke(runner, ["facts", "--all"], cli_env))
+    raw = _invoke(runner, ["export", "--raw"], cli_env)
+    assert all(c.secret in raw for c in SECRETS[:25] if c.secret in c.sentence)
+
+
+def test_metadata_is_redacted_on_export(cli_env: dict[str, str]) -> None:
+    case = next(c for c in SECRETS if c.kind == "github-token")
+    runner = CliRunner()
+    path = Path(cli_env["CRIB_DB"]).parent / "in.jsonl"
+    path.write_text(json.dumps({"content": "CI pushes tags.", "metadata": {"note": case.sentence}}), encoding="utf-8")
+    _invoke(runner, ["import", str(path)], dict(cli_env, CRIB_REDACT="0"))  # stored verbatim, as by an older crib
+    assert case.secret in _invoke(runner, ["export", "--raw"], cli_env)
+    _assert_no_secret(_invoke(runner, ["export"], cli_env))
+    _assert_no_secret(_invoke(runner, ["show", "1"], cli_env))

@@ -38,11 +38,14 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
 
 @click.command()
-def export() -> None:
-    """Write every entry as JSONL to stdout (id, type, content, created_at, metadata)."""
+@click.option("--raw", is_flag=True, help="Print what is stored, unredacted (a byte-faithful backup of entries written before redaction).")
+def export(raw: bool) -> None:
+    """Write every entry as JSONL to stdout (id, type, content, created_at, metadata), secrets redacted."""
+    from ..redact import redact_value
+
     with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
-            click.echo(json.dumps(record, ensure_ascii=False))
+            click.echo(json.dumps(record if raw else redact_value(record), ensure_ascii=False))
 
 
 @click.command()
@@ -52,9 +55,12 @@ def export() -> None:
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
     from ..facts import facts_command_output
+    from ..redact import redact_for_render, redact_value
 
     with open_memory(create=False, readonly=True) as memory:
-        click.echo(facts_command_output(memory.store, entity, all_versions, as_json))
+        text = facts_command_output(memory.store, entity, all_versions, as_json)
+    # facts extracted from text stored before redaction existed: redacted as shown (JSON stays JSON)
+    click.echo(json.dumps(redact_value(json.loads(text)), ensure_ascii=False, indent=2) if as_json else redact_for_render(text))
 
 
 @click.command()

@@ -8,7 +8,8 @@ Two passes use this module:
   plugins (AWS, Stripe, Slack, SendGrid, Twilio, Discord, Mailchimp, …), a maintained detector
   whose pattern set grows with its releases;
 * **render** (:func:`redact_for_render`, called by :mod:`crib_plugin.render` on every entry and
-  fact it shows, and by ``crib search``): crib's own rules only.  Text stored
+  fact it shows, by ``crib search``, and — through :func:`redact_value`, content and metadata — by
+  ``crib export``, ``list`` and ``show``): crib's own rules only.  Text stored
   before redaction existed, or by an older crib, is still never re-injected verbatim.  The
   detect-secrets rules stay off this per-prompt path because importing detect-secrets costs
   ~185 ms (it imports ``requests``) against a ~230 ms cold ``crib retrieve``.
@@ -31,7 +32,7 @@ detect-secrets' regexes, written for line-by-line scanning, only run on lines of
 from __future__ import annotations
 
 from .detect import plugin_rules
-from .passes import Span, find_secrets, redact, redact_for_render
+from .passes import Span, find_secrets, redact, redact_for_render, redact_value
 from .rules import CRIB_RULES, MARKER, MAX_LINE_FOR_PLUGINS, Rule, looks_secret, marker
 
 __all__ = [
@@ -46,4 +47,5 @@ __all__ = [
     "plugin_rules",
     "redact",
     "redact_for_render",
+    "redact_value",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
 from .detect import plugin_rules
@@ -182,3 +183,16 @@ def redact_for_render(text: str) -> str:
         return text
     spans = find_secrets(text, plugins=False)
     return _apply(text, spans) if spans else text
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` with :func:`redact_for_render` applied to every string in it (dicts and lists
+    walked): an entry's content *and* metadata as ``crib export``, ``list`` and ``show`` print them,
+    so text stored before redaction existed never leaves the store verbatim."""
+    if isinstance(value, str):
+        return redact_for_render(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    return value
