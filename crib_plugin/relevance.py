@@ -27,10 +27,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .channels.vectors import crowd_level
 from .limits import MAX_SCAN_CHARS
+from .prompt_kind import prompt_kind
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Retrieval
-from .specific import PRIOR_DOCS, PRIOR_RATE, distinctive, facts_bear, term_weights
+from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
@@ -337,6 +339,12 @@ def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> di
       hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
       neighbours are all alike, a paraphrase's is not
       ("preventing the agent from remembering useless things" → the trivia memory);
+    * **a task's top stands out of its crowd** (any store): the top hit is above the floor and
+      :data:`crib_plugin.specific.STANDOUT_CROWD` above the prompt's 10th-best cosine — a task phrased
+      unlike its memory ("the crash when cutting long lines that contain accented letters") is far
+      nearer to it than to the rest, though below the gate. Questions keep the absolute gate: on the
+      no-answer set this rule for questions let "when does daylight saving time end this year?" reach
+      a memory about UTC dates;
     * **its type is named**: the prompt asks for a type ("every decision we made about …") and
       the hit is of that type.
     """
@@ -349,6 +357,9 @@ def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> di
     runner_up = ranked[1].score if len(ranked) > 1 else floor
     if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
         extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
+    crowd = crowd_level([h.score for h in vector.hits])
+    if crowd is not None and top.score >= floor and top.score - crowd >= STANDOUT_CROWD and prompt_kind(retrieval.query.text) == "task":
+        extras.setdefault(top.entry_id, f"vector top {top.score - crowd:.2f} above the task's crowd")
     named = named_types(retrieval.query.text)
     if named:
         types = {h.entry.id: h.entry.type for h in retrieval.hits}

@@ -154,3 +154,19 @@ def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
     confident_strengths(crowded, 0.32)
     assert crowded[0].strength == pytest.approx(max(before[0], 1.0 * (0.02 / 0.25)))
     assert crowded[0].strength < 0.5
+
+
+def test_a_task_top_standing_out_of_its_crowd_is_evidence_below_the_gate() -> None:
+    """A task phrased unlike its memory: cosine 0.38 (floor 0.32, gate 0.42) but 0.23 above the
+    prompt's crowd. Evidence for a task; a question keeps the absolute gate (on a store > 25 entries)."""
+    from crib_plugin.relevance import vector_extras
+    from crib_plugin.specific import STANDOUT_CROWD
+
+    cosines = [0.38, 0.36, *[0.15] * 20]
+    task = _synthetic("the crash when cutting long lines that contain accented letters", cosines)
+    extras = vector_extras(task, 0.32, entries=200)
+    assert list(extras) == [1] and "crowd" in extras[1]
+    question = _synthetic("why did it crash when cutting long lines with accented letters?", cosines)
+    assert vector_extras(question, 0.32, entries=200) == {}
+    crowded = _synthetic("the crash when cutting long lines that contain accented letters", [0.38, *[0.38 - STANDOUT_CROWD + 0.02] * 20])
+    assert vector_extras(crowded, 0.32, entries=200) == {}
