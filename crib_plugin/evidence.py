@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from .prompt_kind import prompt_kind
 from .relevance import WINDOW_FLOOR_DROP
+from .specific import contains
 from .specific import stems as _stems
 
 __all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
@@ -102,7 +103,7 @@ def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]
     out = []
     for content in contents:
         present = set(_stems(content))
-        got = sum(w for alts, w in weighted if any(all(s in present for s in alt) for alt in alts))
+        got = sum(w for alts, w in weighted if contains(present, alts))
         out.append(got / mass)
     return out
 

@@ -116,6 +116,7 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
     ``history`` is oldest → newest; ``current`` is the id whose text stands now (the newest).
     """
     from .facts import facts_for_entries
+    from .redact import redact_value
 
     entry = _get(memory, entry_id)
     chain = history(memory, entry_id)
@@ -125,7 +126,8 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
         "entry": entry,
         "current": chain[-1]["id"],
         "history": chain,
-        "facts": [f.to_json() for f in facts_for_entries(memory.store, [entry_id])],
+        # redacted like the entry: facts extracted from text stored before redaction existed
+        "facts": redact_value([f.to_json() for f in facts_for_entries(memory.store, [entry_id])]),
         "sources": sources,
         "audit": audit_log(memory, limit=100, entry_id=entry_id),
     }

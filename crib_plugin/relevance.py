@@ -32,7 +32,7 @@ from .limits import MAX_SCAN_CHARS
 from .prompt_kind import prompt_kind
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Retrieval
-from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, distinctive, facts_bear, term_weights
+from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
@@ -177,7 +177,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     if mass > 0:
         for entry in entries.values():
             present = set(_stems(f"{entry.content[:MAX_SCAN_CHARS]}\n{entry.type}"))  # bounded cost per entry
-            got = sum(w for alts, w in weighted if any(all(s in present for s in alt) for alt in alts))
+            got = sum(w for alts, w in weighted if contains(present, alts))
             coverage[entry.id] = max(coverage[entry.id], got / mass)
     return coverage
 

@@ -69,21 +69,28 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
     return store.entries_stating_superseded(relation_ids, entry_id)
 
 
+def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
+    """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
+    hits of each of ``texts``: the candidates a new entry may supersede by its words."""
+    from .query import prepare
+
+    near: set[int] = set()
+    for text in texts:
+        expression = prepare(text).fts_expression
+        near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
+    return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
+
+
 def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
     """The older entry a fact-less correction most plausibly corrects (see module docstring)."""
-    from .query import prepare
     from .temporal import _content_words
 
     own = _content_words(content)
     if len(own) < SHARED_WORDS:
         return None
-    expression = prepare(content).fts_expression
-    if not expression:
-        return None
-    ids = [i for i, _score in store.fts_search(expression, CANDIDATES) if i != entry_id]
     best: tuple[int, int] | None = None
-    for entry in store.get_entries(ids).values():
-        if entry.created_at > created_at or entry.type in EVENT_TYPES:
+    for entry in _older_neighbours(store, entry_id, [content], created_at):
+        if entry.type in EVENT_TYPES:
             continue
         shared = len(own.keys() & _content_words(entry.content).keys())
         if shared >= SHARED_WORDS and shared >= SHARED_SHARE * len(own) and (best is None or shared > best[0]):
@@ -108,26 +115,20 @@ def _by_changed_value(store: Any, entry_id: int, content: str, created_at: str) 
     """The older entry stating the value this one replaces, sharing :data:`VALUE_WORDS` more
     content words with it: a belief (decision, note…) before an event (an error whose fix named the
     value), then the most shared words. Naming the value is explicit enough to supersede an error's fix."""
-    from .query import prepare
     from .temporal import _content_words
 
     values = old_values(content)
     if not values:
         return None
     own = _content_words(content)
-    near: set[int] = set()  # entries like this one, and entries naming a value (a bare "5" is common)
-    for text in (content, *values):
-        expression = prepare(text).fts_expression
-        near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
-    entries = store.get_entries(sorted(near)).values()
+    # entries like this one, and entries naming a value (a bare "5" is too common to search alone)
+    entries = _older_neighbours(store, entry_id, [content, *values], created_at)
     best: tuple[tuple[bool, int], int] | None = None
     for value in values:
         value_words = _content_words(value).keys()
         if not value_words:
             continue
         for entry in entries:
-            if entry.created_at > created_at:
-                continue
             theirs = _content_words(entry.content).keys()
             if not value_words <= theirs:
                 continue

@@ -83,10 +83,9 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
     from ..manage import show_entry
-    from ..redact import redact_value
 
     with _open(scope) as memory:
-        data = redact_value(show_entry(memory, entry_id))  # its facts too: extracted from text stored verbatim
+        data = show_entry(memory, entry_id)  # redacted: content, metadata, facts
     if as_json:
         _echo_json(data)
         return
