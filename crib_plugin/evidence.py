@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .cues import evidence_text
 from .prompt_kind import prompt_kind
 from .relevance import WINDOW_FLOOR_DROP
 from .specific import contains
@@ -141,7 +142,7 @@ def judge(
     if retrieval.query.time_range is not None:
         start, end = retrieval.query.time_range
         window = TimeExpression(start, end, "")
-    cover = coverages(memory, retrieval.query.text, [f"{h.entry.content}\n{h.entry.type}" for h in hits])
+    cover = coverages(memory, retrieval.query.text, [evidence_text(h.entry) for h in hits])
     cosines = _cosines(retrieval)
     extras = vector_extras(retrieval, floor, memory.store.count_entries())
     distinct = distinctive(memory, retrieval, gate) if distinct is None else distinct

@@ -18,7 +18,7 @@ def explain_text(retrieval: Retrieval) -> str:
             f"channel {result.channel}: {status}, {len(result.hits)} hits{extra}, {result.seconds * 1000:.1f} ms{note}"
         )
         for hit in result.hits[:10]:
-            mark = "" if hit.passed_floor else "  (below floor)"
+            mark = ("" if hit.passed_floor else "  (below floor)") + (f"  (via its {hit.via})" if hit.via else "")
             lines.append(f"    #{hit.rank:<3} entry {hit.entry_id:<6} score {hit.score:.4f}{mark}")
     if retrieval.gate is not None:
         state = "open" if retrieval.gate.open else "SHUT: nothing injected"

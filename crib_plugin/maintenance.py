@@ -33,13 +33,28 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
             raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(memory.registry.embedders))})")
         memory._embedder = memory.registry.make("embedders", embedder)
     model = memory.embedder()
-    from .channels.vectors import to_blob
     from .models.base import embedder_key
 
     key = embedder_key(model)
     probe = model.embed_documents(["crib reindex probe"])
     table = store.ensure_vector_space(key, int(probe.shape[1]))
     missing = store.entries_without_vector(table)
+    done = _embed_missing(memory, model, table, missing, on_progress)
+    _embed_missing_cues(memory, model, key, int(probe.shape[1]))
+    with store.transaction():
+        store.set_embedder_name(model.name)
+        store.clear_embedded_pending(table)
+        from .manage import record_audit
+
+        record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
+    return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
+
+
+def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_progress: Callable[[int, int], None] | None) -> int:
+    """Embed the entries ``missing`` from ``table``, batch by batch (each batch commits); returns how many."""
+    from .channels.vectors import to_blob
+
+    store = memory.store
     done = 0
     if on_progress is not None:
         on_progress(0, len(missing))
@@ -58,13 +73,28 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
         done += len(ids)
         if on_progress is not None:
             on_progress(done, len(missing))
-    with store.transaction():
-        store.set_embedder_name(model.name)
-        store.clear_embedded_pending(table)
-        from .manage import record_audit
+    return done
 
-        record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
-    return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
+
+def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
+    """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
+    entry written while the model was down, or a switch of embedder)."""
+    from .channels.vectors import to_blob
+    from .cues import CUE_KEY, cue_of, cue_space_key
+
+    store = memory.store
+    cue_table = store.ensure_vector_space(cue_space_key(key), dim)
+    missing = store.entries_without_vector(cue_table, with_metadata=CUE_KEY)
+    for start in range(0, len(missing), EMBED_BATCH):
+        entries = store.get_entries(missing[start:start + EMBED_BATCH])
+        cued = [(entry_id, cue) for entry_id, e in entries.items() if (cue := cue_of(e.metadata))]
+        notes: list[str] = []
+        vectors = memory._embed([c for _, c in cued], [None] * len(cued), notes) if cued else []
+        if vectors is None:
+            raise ModelError(notes[0])
+        with store.transaction():
+            for (entry_id, _cue), vector in zip(cued, vectors):
+                store.put_vector(cue_table, entry_id, to_blob(vector))
 
 
 def previous_of(memory: Any, entry: Entry) -> str | None:

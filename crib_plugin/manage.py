@@ -233,7 +233,8 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     """Store ``new_text`` as the entry that supersedes ``entry_id``; the old one is kept.
 
     The new entry is a ``correction`` (unless ``type`` says otherwise) whose metadata names the
-    entry it corrects; the old entry's ``superseded_by`` names the new one. Retrieval puts the
+    entry it corrects and keeps its recall cue (``when``: the corrected fact matters in the same
+    situations); the old entry's ``superseded_by`` names the new one. Retrieval puts the
     corrected text first; ``show`` gives both, oldest first. Correcting an entry that was already
     corrected corrects the newest version, so the chain stays a line.
     """
@@ -243,7 +244,7 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     target = store.successor_of(entry_id) or entry_id
     old = store.get_entry(target)
     assert old is not None
-    metadata = {k: v for k, v in old.metadata.items() if k in ("thread",)}
+    metadata = {k: v for k, v in old.metadata.items() if k in ("thread", "when")}  # same conversation, same cue
     metadata["corrects"] = target
     new_id = memory.write(new_text, type=type or "correction", metadata=metadata, dedupe=False)
     with store.transaction():

@@ -117,7 +117,7 @@ def _short(entry: dict[str, Any]) -> dict[str, Any]:
 # -- the tools ------------------------------------------------------------------------------------
 
 
-def remember(text: str, type: str = "note", scope: Scope = "project") -> dict[str, Any]:
+def remember(text: str, type: str = "note", scope: Scope = "project", when: str | None = None) -> dict[str, Any]:
     """Store one memory for later sessions.
 
     Call it when a decision is made (type "decision", with its reason), an error is fixed ("error":
@@ -126,6 +126,9 @@ def remember(text: str, type: str = "note", scope: Scope = "project") -> dict[st
     `text` is ONE self-contained fact that will make sense months later without this conversation:
     keep file paths, commands, versions and names exactly; never include secrets. `scope` is
     "project" (default: this repository only) or "global" (preferences every project shares).
+    `when` says in which situations the memory should come back — the tasks, questions or symptoms
+    it bears on, in the words you would use then ("installing or adding a Python package; running
+    Python tools"): prompts phrased like it find the memory even when they share none of its words.
     Returns {"id", "type", "scope", "duplicate"} — duplicate is true when the same memory was
     already stored (nothing new is written). Decisions, corrections and preferences are re-injected
     at every session start.
@@ -134,7 +137,10 @@ def remember(text: str, type: str = "note", scope: Scope = "project") -> dict[st
 
     _text(text, "text", MAX_TEXT_CHARS)
     with open_scope(scope) as memory:
-        entry_id = memory.write(text, type=type, metadata={"source": "mcp"})
+        metadata: dict[str, Any] = {"source": "mcp"}
+        if when is not None:
+            metadata["when"] = when
+        entry_id = memory.write(text, type=type, metadata=metadata)
         report = memory.last_write
         stored = memory.entry(entry_id)
     result: dict[str, Any] = {"id": entry_id, "type": stored.type if stored else type, "scope": scope,

@@ -264,7 +264,8 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .limits import check_entry, check_metadata
+        from .cues import with_clean_cue
+        from .limits import check_entry
         from .write import clean_content, validate_type
         from .writepath import write_prepared
 
@@ -276,9 +277,8 @@ class Memory:
             if not content:
                 raise InputError("nothing to write: the text is empty (after removing memory blocks)")
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
-            check_metadata(item.metadata)
-            known = self.registry.types or None
-            prepared.append(NewEntry(content, validate_type(item.type, known), normalise_iso(item.created_at), item.metadata))
+            metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
+            prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
         return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit)
 
     def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:

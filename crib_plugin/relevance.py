@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .channels.vectors import crowd_level
+from .channels.vectors import MARGIN_SCALE, crowd_level
+from .cues import evidence_text
 from .limits import MAX_SCAN_CHARS
 from .prompt_kind import prompt_kind
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
@@ -80,13 +81,8 @@ WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
-# Margins above are on MiniLM's cosine scale. multilingual-e5-small squeezes every cosine into a
-# narrow band (unrelated prompts' top neighbour ≈ 0.80, relevant memories ≈ 0.85–0.90), so its
-# small-store drop shrinks by the ratio of the two embedders' spreads (median
-# answerable top minus median no-answer top, measured by bench/embedder_gate.py; README "Embedders").
-MARGIN_SCALE: dict[str, float] = {
-    "e5:multilingual-e5-small-q4:384": 0.15,  # LoCoMo 0.055 vs 0.484 (0.11), coding set 0.044 vs 0.221 (0.20)
-}
+# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.channels.vectors, which
+# scales the cue discount with it) carries them to other embedders.
 
 
 # The per-hit floor is set by where relevant memories sit, not by the spread: MiniLM's floor
@@ -176,7 +172,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     mass = sum(w for _, w in weighted)
     if mass > 0:
         for entry in entries.values():
-            present = set(_stems(f"{entry.content[:MAX_SCAN_CHARS]}\n{entry.type}"))  # bounded cost per entry
+            present = set(_stems(evidence_text(entry, MAX_SCAN_CHARS)))  # bounded cost per entry
             got = sum(w for alts, w in weighted if contains(present, alts))
             coverage[entry.id] = max(coverage[entry.id], got / mass)
     return coverage

@@ -81,28 +81,51 @@ def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
     return (item.type, content_hash(item.content), json.dumps(item.metadata, sort_keys=True, ensure_ascii=False))
 
 
-def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, str]:
-    """Vectors for ``items`` (None when the embedder failed or overran) and the reason if so."""
+def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, list[Any] | None, str]:
+    """Vectors for ``items`` and for their recall cues (:mod:`crib_plugin.cues`; ``None`` at the
+    positions without one), or ``None, None`` with the reason when the embedder failed or overran.
+
+    Content and cues go through the same model in the same budget: either both are stored or the
+    entry is queued, and ``crib reindex`` embeds both."""
     if budgets.embed_down is not None:
-        return None, budgets.embed_down
+        return None, None, budgets.embed_down
     notes: list[str] = []
     previous = memory._previous_in_thread(items)
+    from .cues import cue_of
     from .write_types import EMBED_BATCH
 
-    budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH)
+    cues = [cue_of(i.metadata) for i in items]
+    budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH) * (2.0 if any(cues) else 1.0)
     try:
         memory.embedder()  # made (and its modules imported) before the clock starts: the budget is the model's
     except Exception as exc:  # unknown or broken embedder: the entry is still kept, its vector queued
         budgets.embed_down = f"vector not stored (queued for `crib reindex`): {exc}"
-        return None, budgets.embed_down
+        return None, None, budgets.embed_down
+
+    def both() -> tuple[list[Any] | None, list[Any] | None]:
+        vectors = memory._embed([i.content for i in items], previous, notes)
+        return vectors, (embed_cues(memory, cues, notes) if vectors is not None else None)
+
     try:
-        vectors = run_within(lambda: memory._embed([i.content for i in items], previous, notes), budget, "embedding")
+        vectors, cue_vectors = run_within(both, budget, "embedding")
     except ModelUnavailable as exc:
-        vectors, notes = None, [f"vector not stored (queued for `crib reindex`): {exc}"]
-    if vectors is None:
+        vectors, cue_vectors, notes = None, None, [f"vector not stored (queued for `crib reindex`): {exc}"]
+    if vectors is None or cue_vectors is None:
         budgets.embed_down = notes[0] if notes else "embedder unavailable"
-        return None, budgets.embed_down
-    return vectors, ""
+        return None, None, budgets.embed_down
+    return vectors, cue_vectors, ""
+
+
+def embed_cues(memory: "Memory", cues: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+    """Vectors of the cues given (``None`` where there is none); ``None`` when the embedder failed."""
+    present = [c for c in cues if c]
+    if not present:
+        return [None] * len(cues)
+    vectors = memory._embed(present, [None] * len(present), notes)
+    if vectors is None:
+        return None
+    found = iter(vectors)
+    return [next(found) if c else None for c in cues]
 
 
 def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
@@ -185,12 +208,13 @@ def _write_batch(
 
     store = memory.store
     items = [prepared[i] for i in todo]
-    vectors, embed_note = embed_batch(memory, items, budgets)
+    vectors, cue_vectors, embed_note = embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
     extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
     space = memory.embedder_name()
     with store.transaction():
         table = store.ensure_vector_space(key, len(vectors[0])) if vectors and key else None
+        cue_table = cue_space(store, key, cue_vectors)
         for position, index in enumerate(todo):
             item = prepared[index]
             if dedupe:  # another writer may have stored it while this batch was being computed
@@ -201,9 +225,20 @@ def _write_batch(
             vector = vectors[position] if vectors is not None and table is not None else None
             reports[index] = _insert_item(
                 memory, item, vector, table, space, embed_note, extracted[position], audit=audit,
+                cue=(cue_table, cue_vectors[position]) if cue_table and cue_vectors and cue_vectors[position] is not None else None,
             )
         if vectors and store.embedder_name() is None:
             store.set_embedder_name(space)
+
+
+def cue_space(store: Any, key: str | None, cue_vectors: Sequence[Any] | None) -> str | None:
+    """The cue space's table for the embedder ``key`` (created once), when this batch has cues."""
+    found = [v for v in cue_vectors or () if v is not None]
+    if not key or not found:
+        return None
+    from .cues import cue_space_key
+
+    return str(store.ensure_vector_space(cue_space_key(key), len(found[0])))
 
 
 def _insert_item(
@@ -216,10 +251,11 @@ def _insert_item(
     extracted: tuple[Any, str],
     *,
     audit: str | None,
+    cue: tuple[str, Any] | None = None,
 ) -> Any:
     """Write one prepared entry inside the batch's transaction: the row, its vector (or a queued
-    embedding), its facts (or a queued extraction), supersession, channel indexes and audit.
-    Returns its :class:`WriteReport`."""
+    embedding) and its cue's vector, its facts (or a queued extraction), supersession, channel
+    indexes and audit. Returns its :class:`WriteReport`."""
     from . import facts as facts_mod
     from .channels.base import index_entry
     from .channels.vectors import to_blob
@@ -235,6 +271,8 @@ def _insert_item(
     entry_id = store.insert_entry(item.type, item.content, created_at, item.metadata)
     if vector is not None and table is not None:
         store.put_vector(table, entry_id, to_blob(vector))
+        if cue is not None:
+            store.put_vector(cue[0], entry_id, to_blob(cue[1]))
     else:
         store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
         notes.append(embed_note)

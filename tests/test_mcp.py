@@ -86,7 +86,8 @@ def test_tools_are_listed_with_descriptions_for_a_model_and_their_annotations(tm
     skill = (ROOT / "skills" / "crib-memory" / "SKILL.md").read_text(encoding="utf-8")
     for name in TOOLS:
         assert f"`{name}(" in skill, f"the skill does not explain the {name} tool"
-    assert set(tools["remember"].input_schema["properties"]) == {"text", "type", "scope"}
+    assert set(tools["remember"].input_schema["properties"]) == {"text", "type", "scope", "when"}
+    assert "situations" in remember  # the recall cue is explained to the model
     assert tools["remember"].input_schema["properties"]["scope"]["enum"] == ["project", "global"]
 
 

@@ -70,8 +70,7 @@ class VectorChannel:
         floor = memory.vector_floor()
         table, _dim = space
         hits: list[ChannelHit] = []
-        for entry_id, distance in memory.store.vector_search(table, to_blob(query.embedding), limit):
-            similarity = 1.0 - distance
+        for entry_id, similarity, via_cue in nearest(memory, table, to_blob(query.embedding), limit):
             headroom = max(1e-6, 1.0 - floor)
             hit = ChannelHit(
                 entry_id=entry_id,
@@ -79,6 +78,7 @@ class VectorChannel:
                 score=similarity,
                 channel=self.name,
                 strength=max(0.0, (similarity - floor) / headroom),
+                via="cue" if via_cue else "",
             )
             if similarity < floor:
                 hit.passed_floor = False
@@ -88,6 +88,40 @@ class VectorChannel:
         result.hits = hits
         return result
 
+
+def nearest(memory: "Memory", table: str, vector: bytes, limit: int) -> list[tuple[int, float, bool]]:
+    """The ``limit`` entries nearest the prompt as ``(entry id, cosine, via its cue)``, best first.
+
+    An entry with a recall cue (:mod:`crib_plugin.cues`) has a second vector in the cue space; its
+    cosine is the better of the two, so a task phrased like the cue finds it and one phrased like
+    the memory still does. A cue's cosine counts :data:`~crib_plugin.cues.CUE_DISCOUNT` less: a
+    cue names situations in general words, so it sits nearer every prompt than the memory's own
+    text. Without a cue space this is the content space's k-NN alone."""
+    from ..cues import CUE_DISCOUNT, cue_space_key
+
+    best: dict[int, tuple[float, bool]] = {}
+    for entry_id, distance in memory.store.vector_search(table, vector, limit):
+        best[entry_id] = (1.0 - distance, False)
+    key = memory.embedder_key()
+    cues = memory.store.vector_space(cue_space_key(key))
+    if cues is not None:
+        discount = CUE_DISCOUNT * MARGIN_SCALE.get(key, 1.0)
+        for entry_id, distance in memory.store.vector_search(cues[0], vector, limit):
+            cosine = 1.0 - distance - discount
+            if cosine > best.get(entry_id, (-2.0, False))[0]:
+                best[entry_id] = (cosine, True)
+    ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
+    return [(entry_id, cosine, via) for entry_id, (cosine, via) in ranked]
+
+
+# Margins on the prompt path are on MiniLM's cosine scale. multilingual-e5-small squeezes every
+# cosine into a narrow band (unrelated prompts' top neighbour ≈ 0.80, relevant memories ≈
+# 0.85–0.90), so its margins (the gate's small-store drop, the cue discount) shrink by the ratio of
+# the two embedders' spreads (median answerable top minus median no-answer top, measured by
+# bench/embedder_gate.py; README "Embedders").
+MARGIN_SCALE: dict[str, float] = {
+    "e5:multilingual-e5-small-q4:384": 0.15,  # LoCoMo 0.055 vs 0.484 (0.11), coding set 0.044 vs 0.221 (0.20)
+}
 
 CROWD_RANK = 10
 """A prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""

@@ -18,10 +18,13 @@ from .retrieve import run_retrieve
 @click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
 @click.option("--metadata", default=None, help="JSON object stored with the entry.")
 @click.option("--thread", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
+@click.option("--when", "cue", default=None, help="When this memory should come back: the tasks, questions or symptoms it bears on, in the words you would use then (a recall cue, never shown).")
 @click.option("--global", "to_global", is_flag=True, help="Write to the global store (every project inherits it) instead of the project's.")
 @click.argument("text", required=False)
-def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, to_global: bool, text: str | None) -> None:
-    """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type."""
+def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, cue: str | None,
+          to_global: bool, text: str | None) -> None:
+    """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type; `--when`
+    says in which situations it should be recalled."""
     raw = text if text is not None else read_stdin_text()
     if not raw.strip():
         raise InputError("nothing to write: stdin is empty")
@@ -39,6 +42,8 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         thread = get_settings().thread
     if thread:
         meta["thread"] = thread
+    if cue is not None:
+        meta["when"] = cue
     with open_memory(**_scope_kwargs(to_global)) as memory:
         memory.last_write = None
         entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)

@@ -40,8 +40,10 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
+@click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
 @now_option
-def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str, json_out: Path | None, offenders: int) -> None:
+def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
+          json_out: Path | None, offenders: int, cues: bool) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
@@ -50,7 +52,7 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     if eval_set == "coding":
         from ..evaluation import coding
 
-        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True))
+        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues)
         click.echo(report.table(offenders=offenders))
         if json_out:
             coding.write_json(report, json_out)

@@ -140,10 +140,12 @@ def run(
     rebuild: bool = False,
     data_dir: Path | None = None,
     progress: Progress | None = None,
+    cues: bool = True,
 ) -> CodingReport:
-    """Load the set (``data_dir``, default :data:`DATA_DIR`), build (or reuse) its store, evaluate ``split``."""
+    """Load the set (``data_dir``, default :data:`DATA_DIR`), build (or reuse) its store, evaluate ``split``.
+    ``cues=False`` stores the memories without their recall cues (:mod:`crib_plugin.cues`)."""
     data_dir = data_dir or DATA_DIR
-    data = load(data_dir)
+    data = load(data_dir) if cues else load(data_dir).without_cues()
     db, ids = prepare_store(data, cache_dir, data_dir=data_dir, rebuild=rebuild, progress=progress)
     return evaluate(data, db, ids, split=split, progress=progress)
 

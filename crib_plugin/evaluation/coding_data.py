@@ -43,11 +43,17 @@ class CodingMemory:
     created_at: str
     content: str
     supersedes: str | None = None
+    when: str | None = None
+    """The recall cue the agent wrote with the memory (:mod:`crib_plugin.cues`). The set's cues were
+    written blind — from each memory alone, as the skill asks, never looking at the prompts."""
 
     def record(self, entry_types: Sequence[str]) -> dict[str, Any]:
         """The import record; a type crib does not know (``preference``) is stored as a ``note``."""
         kind = self.type if self.type in entry_types else "note"
-        return {"content": self.content, "type": kind, "created_at": self.created_at, "metadata": {"project": self.project}}
+        metadata: dict[str, Any] = {"project": self.project}
+        if self.when:
+            metadata["when"] = self.when
+        return {"content": self.content, "type": kind, "created_at": self.created_at, "metadata": metadata}
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,12 @@ class CodingSet:
     @property
     def now(self) -> str:
         return str(self.meta["now"])
+
+    def without_cues(self) -> "CodingSet":
+        """The same set as an agent that never wrote recall cues would have stored it."""
+        from dataclasses import replace
+
+        return CodingSet([replace(m, when=None) for m in self.memories], self.prompts, self.meta)
 
     def by_key(self) -> dict[str, CodingMemory]:
         return {m.key: m for m in self.memories}
@@ -115,7 +127,7 @@ def load(data_dir: Path = DATA_DIR) -> CodingSet:
     memories = [
         CodingMemory(
             str(r["key"]), str(r["project"]), str(r["type"]), str(r["created_at"]), str(r["content"]),
-            r.get("supersedes") or None,
+            r.get("supersedes") or None, str(r["when"]) if r.get("when") else None,
         )
         for path in sorted(data_dir.glob("memories-*.jsonl"))
         for r in _read_jsonl(path)

@@ -53,7 +53,7 @@ def prepare_store(
     from ..store.schema import latest_version
 
     embedder = load_settings().embedder or "minilm"
-    subset = hashlib.sha256("\n".join(m.key for m in data.memories).encode()).hexdigest()[:6]
+    subset = hashlib.sha256("\n".join(f"{m.key}\t{m.when or ''}" for m in data.memories).encode()).hexdigest()[:6]
     folder = cache_dir / "coding" / f"{fingerprint(data_dir)}-{subset}-{embedder}-s{latest_version()}-b{BUILD_VERSION}"
     db, ids_path = folder / "coding.db", folder / "ids.json"
     if rebuild or not ids_path.exists():

@@ -59,8 +59,9 @@ class Vectors(Protocol):
         """How many vectors the space holds."""
         ...
 
-    def entries_without_vector(self, table: str) -> list[int]:
-        """Ids of entries with no vector in the space, ascending (what ``crib reindex`` embeds)."""
+    def entries_without_vector(self, table: str, with_metadata: str | None = None) -> list[int]:
+        """Ids of entries with no vector in the space, ascending (what ``crib reindex`` embeds);
+        with ``with_metadata``, only those whose metadata holds that key (a recall cue's ``when``)."""
         ...
 
 

@@ -150,7 +150,11 @@ class VectorsMixin:
         self.load_vec()
         return int(self.execute(f"SELECT count(*) FROM {table}")[0][0])
 
-    def entries_without_vector(self, table: str) -> list[int]:
+    def entries_without_vector(self, table: str, with_metadata: str | None = None) -> list[int]:
         self.load_vec()
-        rows = self.execute(f"SELECT id FROM entries WHERE id NOT IN (SELECT rowid FROM {table}) ORDER BY id")
+        having = " AND json_extract(metadata, '$.' || ?) IS NOT NULL" if with_metadata else ""
+        rows = self.execute(
+            f"SELECT id FROM entries WHERE id NOT IN (SELECT rowid FROM {table}){having} ORDER BY id",
+            (with_metadata,) if with_metadata else (),
+        )
         return [int(r[0]) for r in rows]

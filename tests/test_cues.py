@@ -1,0 +1,151 @@
+"""Recall cues (``when``): the writer's line saying in which situations a memory should come back.
+
+Real MiniLM throughout: "install a new Python library" is far from "the user's package manager is
+uv" (cosine ≈ 0.41) and close to its cue "installing or adding a Python package or library to a
+project" (≈ 0.81). Each test below fails when the part it names is taken out (no cue space
+searched, no cue written, no discount, no reindex of cues, cue words not in the evidence).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crib_plugin.cues import CUE_DISCOUNT, MAX_CUE_CHARS, clean_cue, cue_space_key, evidence_text, with_clean_cue
+from crib_plugin.errors import InputError
+
+UV = "The user's package manager for Python tools is uv: `uv add` for dependencies, `uvx ruff` for tools."
+UV_WHEN = "installing or adding a Python package or library to a project"
+OTHERS = [
+    ("decision", "Staging cluster nodes shut down at night to save money; a CronJob scales deployments to zero."),
+    ("error", "Notarisation failed on the macOS runner because the keychain was locked; unlock it before codesign."),
+    ("note", "Invoice PDFs are rendered with WeasyPrint and stored in the billing-pdfs bucket."),
+]
+PROMPT = "install a new Python library"
+
+
+def _store(memory: Any, *, cue: str | None) -> int:
+    for kind, text in OTHERS:
+        memory.write(text, type=kind)
+    return int(memory.write(UV, type="preference", metadata={"when": cue} if cue else {}))
+
+
+def _vector_hits(memory: Any, text: str) -> list[Any]:
+    retrieval = memory.recall(text, channels=["vector"])
+    return next(c for c in retrieval.channels if c.channel == "vector").hits
+
+
+def _cue_table(memory: Any) -> str | None:
+    space = memory.store.vector_space(cue_space_key(memory.embedder_key()))
+    return space[0] if space else None
+
+
+def test_a_cue_is_cleaned_redacted_bounded_and_an_empty_one_dropped() -> None:
+    assert clean_cue("  adding a   dependency;\n running tools ") == "adding a dependency; running tools"
+    assert "sk-" not in (clean_cue("calling OpenAI with key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCDEF") or "")
+    with pytest.raises(InputError, match="500-character limit"):
+        clean_cue("x" * (MAX_CUE_CHARS + 1))
+    with pytest.raises(InputError, match="must be text"):
+        clean_cue(["a", "list"])
+    assert with_clean_cue({"when": "   ", "project": "billing"}) == {"project": "billing"}
+    original = {"when": " a  b "}
+    assert with_clean_cue(original) == {"when": "a b"} and original == {"when": " a  b "}  # the caller's dict is untouched
+
+
+def test_a_cue_is_stored_in_its_own_vector_space_and_no_space_without_cues(memory: Any) -> None:
+    memory.write(OTHERS[0][1], type="decision")
+    assert _cue_table(memory) is None  # nothing written with a cue: no cue space, nothing extra searched
+    entry_id = _store(memory, cue=UV_WHEN)
+    assert memory.entry(entry_id).metadata["when"] == UV_WHEN
+    table = _cue_table(memory)
+    assert table is not None and memory.store.stored_vectors(table, [entry_id])
+    assert len(memory.store.stored_vectors(table, [1, 2, 3, 4])) == 1  # only the entry with a cue
+
+
+def test_a_task_phrased_like_the_cue_finds_the_memory(memory: Any) -> None:
+    entry_id = _store(memory, cue=UV_WHEN)
+    hits = _vector_hits(memory, PROMPT)
+    top = hits[0]
+    assert top.entry_id == entry_id and top.via == "cue"
+    query = memory.embedder().embed_query(PROMPT)
+    cue_cosine = float(query @ memory.embedder().embed_documents([UV_WHEN])[0])
+    assert top.score == pytest.approx(cue_cosine - CUE_DISCOUNT, abs=1e-4) and top.score < cue_cosine - 0.05  # the discount applies
+    block = memory.retrieve(PROMPT)
+    assert "uv add" in block and UV_WHEN not in block  # the memory is injected; its cue never is
+
+
+def test_without_the_cue_the_same_task_does_not_find_it(memory: Any) -> None:
+    entry_id = _store(memory, cue=None)
+    hits = _vector_hits(memory, PROMPT)
+    assert all(h.via == "" for h in hits)
+    assert memory.retrieve(PROMPT) == "" or hits[0].entry_id != entry_id or hits[0].score < 0.45
+
+
+def test_a_prompt_like_the_content_still_scores_by_the_content(memory: Any) -> None:
+    entry_id = _store(memory, cue=UV_WHEN)
+    top = _vector_hits(memory, "which package manager does the user use for Python tools? uv")[0]
+    assert top.entry_id == entry_id and top.via == ""
+
+
+def test_reindex_embeds_cues_that_lack_a_vector(memory: Any) -> None:
+    entry_id = _store(memory, cue=UV_WHEN)
+    table = _cue_table(memory)
+    assert table is not None
+    with memory.store.transaction():
+        memory.store.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+    assert not memory.store.stored_vectors(table, [entry_id])
+    memory.reindex()
+    assert memory.store.stored_vectors(table, [entry_id])
+    assert _vector_hits(memory, PROMPT)[0].via == "cue"
+
+
+def test_forget_removes_the_cue_vector_and_correct_keeps_the_cue(memory: Any) -> None:
+    from crib_plugin.manage import correct, forget
+
+    entry_id = _store(memory, cue=UV_WHEN)
+    new_id = correct(memory, entry_id, "The user's package manager for Python tools is now pixi.")
+    assert memory.entry(new_id).metadata["when"] == UV_WHEN
+    table = _cue_table(memory)
+    assert table is not None and memory.store.stored_vectors(table, [new_id])
+    forget(memory, [entry_id, new_id])
+    assert not memory.store.stored_vectors(table, [entry_id, new_id])
+
+
+def test_cue_words_count_as_the_entry_s_words() -> None:
+    from crib_plugin.records import Entry
+
+    entry = Entry(1, "decision", "Billing tests run against a real Postgres in testcontainers.", "2026-01-01T00:00:00Z",
+                  {"when": "writing or fixing billing tests; adding a migration"})
+    assert "migration" in evidence_text(entry) and "migration" not in evidence_text(Entry(1, "decision", entry.content, entry.created_at, {}))
+    assert evidence_text(entry, 7).startswith("Billing\ndecision\n")
+
+
+def test_crib_write_when_and_its_errors(crib: Any, db: Path) -> None:
+    done = crib("write", "--type", "preference", "--when", UV_WHEN, input=UV)
+    assert done.returncode == 0, done.stderr
+    listed = crib("list", "--json")
+    assert json.loads(listed.stdout)[0]["metadata"]["when"] == UV_WHEN
+    bad = crib("write", "--when", "x" * (MAX_CUE_CHARS + 1), input="Another memory.")
+    assert bad.returncode != 0 and "500-character limit" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(json.loads(crib("list", "--json").stdout)) == 1  # nothing stored
+
+
+def test_the_mcp_remember_tool_stores_the_cue(tmp_path: Path) -> None:
+    from crib_plugin.mcp_server import remember
+    from crib_plugin.scopes import open_scope
+
+    result = remember(UV, type="preference", when=UV_WHEN)
+    with open_scope("project") as memory:
+        assert memory.entry(result["id"]).metadata["when"] == UV_WHEN
+
+
+def test_the_coding_set_ships_a_cue_for_every_memory_and_can_be_run_without() -> None:
+    from crib_plugin.evaluation.coding import load
+
+    data = load()
+    assert all(m.when for m in data.memories)
+    assert all(m.record(["note", "decision", "error", "correction", "preference"])["metadata"]["when"] == m.when for m in data.memories)
+    assert not any(m.when or "when" in m.record(["note"])["metadata"] for m in data.without_cues().memories)
