@@ -1,6 +1,6 @@
 """Cold-process ``crib retrieve`` latency on a 10,000-entry store, beside ``python -c "import numpy"``.
 
-    python bench/latency.py [--entries 10000] [--runs 20] [--cache .state/bench] [--rebuild]
+    python bench/latency.py [--entries 10000] [--runs 20] [--cache .state/bench] [--rebuild] [--cues]
 
 What it does:
 
@@ -30,6 +30,10 @@ What it does:
 
    Prompts cycle through a mix: keyword, paraphrase, an exact error code, a no-answer prompt,
    Chinese, and a long multi-sentence prompt.
+
+   With ``--cues`` every memory is written with a recall cue (``when``: its first twelve words),
+   so each prompt runs a second k-NN over the cue space (:mod:`crib_plugin.cues`): the row
+   difference is what cues cost a store where every memory has one.
 3. Prints median / p90 / max in milliseconds as a markdown table (the CPU column is the timed
    process's own user+sys time as its parent sees it; it leaves out the prefetch worker, which the
    process does not wait to reap), and how many retrieve runs
@@ -71,16 +75,17 @@ PROMPTS = [
 ]
 
 
-def store_path(cache: Path, entries: int) -> Path:
+def store_path(cache: Path, entries: int, cues: bool = False) -> Path:
     from crib_plugin.config import load_settings
     from crib_plugin.store.schema import latest_version
 
     embedder = load_settings().embedder or "minilm"
-    return cache / f"latency-{entries}-{embedder}-s{latest_version()}-g{GENERATOR_VERSION}.db"
+    return cache / f"latency-{entries}-{embedder}-s{latest_version()}-g{GENERATOR_VERSION}{'-cues' if cues else ''}.db"
 
 
-def build_store(db: Path, entries: int, *, batch: int = 256) -> float:
-    """Write ``entries`` synthetic memories with batched ``write_many(extract=False)``; returns seconds."""
+def build_store(db: Path, entries: int, *, batch: int = 256, cues: bool = False) -> float:
+    """Write ``entries`` synthetic memories with batched ``write_many(extract=False)``; returns seconds.
+    ``cues``: each with a recall cue (its first twelve words)."""
     from dataclasses import replace
 
     from crib_plugin.config import load_settings
@@ -89,7 +94,8 @@ def build_store(db: Path, entries: int, *, batch: int = 256) -> float:
     db.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    items = [NewEntry(text, kind) for kind, text in synthetic_entries(entries)]
+    items = [NewEntry(text, kind, metadata={"when": " ".join(text.split()[:12])} if cues else {})
+             for kind, text in synthetic_entries(entries)]
     started = time.perf_counter()
     with Memory(db, settings=replace(load_settings(), db=db)) as memory:
         for offset in range(0, len(items), batch):
@@ -184,13 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path(".state/bench"), help="where the store is built and reused")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the store even if cached")
     parser.add_argument("--no-shim", action="store_true", help="skip the rows that go through a PATH shim")
+    parser.add_argument("--cues", action="store_true", help="every memory written with a recall cue (a second k-NN per prompt)")
     args = parser.parse_args(argv)
 
-    db = store_path(args.cache, args.entries)
+    db = store_path(args.cache, args.entries, args.cues)
     done = db.with_suffix(".done")
     build_note = "cached"
     if args.rebuild or not done.exists():
-        seconds = build_store(db, args.entries)
+        seconds = build_store(db, args.entries, cues=args.cues)
         done.write_text(f"{seconds:.1f}\n")
         build_note = f"built now in {seconds:.0f}s ({args.entries / seconds:.0f} entries/s)"
     else:
@@ -233,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for command in commands:
             command.times.append(command.run(index))
 
-    print(f"Cold-process latency, {args.runs} runs each, store of {args.entries} entries ({build_note}; `extract=False`), "
+    print(f"Cold-process latency, {args.runs} runs each, store of {args.entries} entries{' with a recall cue each' if args.cues else ''} ({build_note}; `extract=False`), "
           f"{os.cpu_count()} CPUs, {load_note()} at the end; {bytecode_note}")
     print()
     print("| command | runs | median ms | p90 ms | max ms | median CPU ms | median ÷ `import numpy` | notes |")

@@ -14,6 +14,9 @@ the channel (gate, per-entry evidence, fusion) treats that cosine like any other
 injected: the block shows what the memory says, not when it applies. Entries without a cue (every
 LoCoMo turn, anything written before cues existed) are scored exactly as before.
 
+This module is a leaf (the store, the vector channel and the per-entry evidence all read it);
+cleaning a cue on the way in is the write path's (:func:`crib_plugin.write.with_clean_cue`).
+
 Measured on the coding set with cues written blind, from the memories alone, by an agent
 following the skill: vector channel hit@10 79.6 → 90.1 (README, Benchmarks).
 """
@@ -21,8 +24,6 @@ following the skill: vector channel hit@10 79.6 → 90.1 (README, Benchmarks).
 from __future__ import annotations
 
 from typing import Any, Mapping
-
-from .errors import InputError
 
 CUE_KEY = "when"
 """The metadata key that holds an entry's recall cue."""
@@ -52,23 +53,6 @@ def cue_of(metadata: Mapping[str, Any] | None) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def clean_cue(value: Any) -> str | None:
-    """A cue as it is stored: text on one line, secrets redacted, at most :data:`MAX_CUE_CHARS`;
-    ``None`` for an empty one. Anything else is an ``InputError`` (nothing is stored)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InputError(f"'{CUE_KEY}' must be text: the situations in which this memory matters")
-    text = " ".join(value.split())
-    if len(text) > MAX_CUE_CHARS:
-        raise InputError(f"'{CUE_KEY}' of {len(text):,} characters exceeds the {MAX_CUE_CHARS}-character limit (one line of situations)")
-    if not text:
-        return None
-    from .redact import redact  # the write path's rules: a cue is stored text like any other
-
-    return redact(text)
-
-
 def evidence_text(entry: Any, limit: int | None = None) -> str:
     """The words an entry's per-entry evidence is read from: its content (the first ``limit``
     characters), its type and its cue — a task that shares the cue's words ("tests", "migration")
@@ -76,18 +60,3 @@ def evidence_text(entry: Any, limit: int | None = None) -> str:
     cue = cue_of(getattr(entry, "metadata", None))
     content = entry.content if limit is None else entry.content[:limit]
     return f"{content}\n{entry.type}" + (f"\n{cue}" if cue else "")
-
-
-def with_clean_cue(metadata: dict[str, Any]) -> dict[str, Any]:
-    """``metadata`` validated (:func:`crib_plugin.limits.check_metadata`) with its cue cleaned;
-    the cue key is dropped when the cue is empty. The caller's dict is not changed."""
-    from .limits import check_metadata
-
-    check_metadata(metadata)
-    if CUE_KEY not in metadata:
-        return metadata
-    cleaned = dict(metadata)
-    cue = clean_cue(cleaned.pop(CUE_KEY))
-    if cue:
-        cleaned[CUE_KEY] = cue
-    return cleaned

@@ -264,9 +264,8 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .cues import with_clean_cue
         from .limits import check_entry
-        from .write import clean_content, validate_type
+        from .write import clean_content, validate_type, with_clean_cue
         from .writepath import write_prepared
 
         prepared: list[NewEntry] = []

@@ -4,15 +4,17 @@
   type a plugin registered — see :mod:`crib_plugin.entry_types`);
 - injected memory blocks are stripped, so recalled memory is never stored again as new memory;
 - secrets (API keys, tokens, passwords, private keys, …) are redacted before anything is stored
-  (:mod:`crib_plugin.redact`).
+  (:mod:`crib_plugin.redact`);
+- a recall cue (metadata ``when``, :mod:`crib_plugin.cues`) is put on one line, bounded and redacted.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
+from .cues import CUE_KEY, MAX_CUE_CHARS
 from .errors import InputError
 from .records import ENTRY_TYPES
 
@@ -67,3 +69,33 @@ def parse_write(text: str, type: str | None = None, known: Iterable[str] | None 
     if not content:
         raise InputError("nothing to write: the text is empty (after removing memory blocks)")
     return ParsedWrite(type=entry_type, content=content)
+
+
+def clean_cue(value: Any) -> str | None:
+    """A cue as it is stored: text on one line, secrets redacted, at most :data:`MAX_CUE_CHARS`;
+    ``None`` for an empty one. Anything else is an ``InputError`` (nothing is stored)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"'{CUE_KEY}' must be text: the situations in which this memory matters")
+    text = " ".join(value.split())
+    if len(text) > MAX_CUE_CHARS:
+        raise InputError(f"'{CUE_KEY}' of {len(text):,} characters exceeds the {MAX_CUE_CHARS}-character limit (one line of situations)")
+    if not text:
+        return None
+    return redact_secrets(text)  # the write path's rules: a cue is stored text like any other
+
+
+def with_clean_cue(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``metadata`` validated (:func:`crib_plugin.limits.check_metadata`) with its cue cleaned;
+    the cue key is dropped when the cue is empty. The caller's dict is not changed."""
+    from .limits import check_metadata
+
+    check_metadata(metadata)
+    if CUE_KEY not in metadata:
+        return metadata
+    cleaned = dict(metadata)
+    cue = clean_cue(cleaned.pop(CUE_KEY))
+    if cue:
+        cleaned[CUE_KEY] = cue
+    return cleaned

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.cues import CUE_DISCOUNT, MAX_CUE_CHARS, clean_cue, cue_space_key, evidence_text, with_clean_cue
+from crib_plugin.cues import CUE_DISCOUNT, MAX_CUE_CHARS, cue_space_key, evidence_text
 from crib_plugin.errors import InputError
+from crib_plugin.write import clean_cue, with_clean_cue
 
 UV = "The user's package manager for Python tools is uv: `uv add` for dependencies, `uvx ruff` for tools."
 UV_WHEN = "installing or adding a Python package or library to a project"
@@ -149,3 +150,11 @@ def test_the_coding_set_ships_a_cue_for_every_memory_and_can_be_run_without() ->
     assert all(m.when for m in data.memories)
     assert all(m.record(["note", "decision", "error", "correction", "preference"])["metadata"]["when"] == m.when for m in data.memories)
     assert not any(m.when or "when" in m.record(["note"])["metadata"] for m in data.without_cues().memories)
+
+
+def test_claude_is_told_about_the_cue_at_session_start_and_in_the_skill() -> None:
+    from crib_plugin.claude import MEMORY_AVAILABLE
+
+    assert "--when" in MEMORY_AVAILABLE and "come back" in MEMORY_AVAILABLE
+    skill = (Path(__file__).resolve().parent.parent / "skills" / "crib-memory" / "SKILL.md").read_text(encoding="utf-8")
+    assert "`remember(text, type, scope, when)`" in skill and "--when" in skill

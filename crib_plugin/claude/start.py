@@ -32,9 +32,9 @@ def memory_available(types: Mapping[str, Any] | None = None) -> str:
     names = ", ".join(as_table(types))
     return (
         "crib memory is available in this project: store one self-contained fact with the crib MCP tool `remember` "
-        f"(or `crib write --type TYPE` in Bash), TYPE one of {names} — a decision with its reason, an error with its fix, "
-        "a correction of an earlier belief, the user's preference; look up with `recall`, fix with `correct` "
-        "(see the crib-memory skill)."
+        f"(or `crib write --type TYPE --when SITUATIONS` in Bash), TYPE one of {names} — a decision with its reason, an error with its fix, "
+        "a correction of an earlier belief, the user's preference — and `when`, the tasks or questions it should come back for; "
+        "look up with `recall`, fix with `correct` (see the crib-memory skill)."
     )
 
 
