@@ -158,3 +158,16 @@ def test_claude_is_told_about_the_cue_at_session_start_and_in_the_skill() -> Non
     assert "--when" in MEMORY_AVAILABLE and "come back" in MEMORY_AVAILABLE
     skill = (Path(__file__).resolve().parent.parent / "skills" / "crib-memory" / "SKILL.md").read_text(encoding="utf-8")
     assert "`remember(text, type, scope, when)`" in skill and "--when" in skill
+
+
+def test_export_and_import_carry_the_cue_and_its_vector(crib: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert crib("write", "--type", "preference", "--when", UV_WHEN, input=UV).returncode == 0
+    exported = crib("export")
+    assert exported.returncode == 0 and UV_WHEN in exported.stdout
+    monkeypatch.setenv("CRIB_DB", str(tmp_path / "copy.db"))
+    done = crib("import", "-", "--format", "jsonl", input=exported.stdout)
+    assert done.returncode == 0, done.stderr
+    from crib_plugin import Memory
+
+    with Memory(tmp_path / "copy.db") as copy:
+        assert _vector_hits(copy, PROMPT)[0].via == "cue"

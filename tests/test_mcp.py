@@ -154,9 +154,28 @@ def test_hostile_input_gives_tool_errors_and_the_server_keeps_serving(tmp_path: 
             await error_of(client, "forget", ids=list(range(1, 500)))
             assert "positive integers" in await error_of(client, "forget", ids=[2**70])  # beyond SQLite's integers
             assert "12345" in await error_of(client, "correct", id=12345, text="no such memory")
+            assert "500-character limit" in await error_of(client, "remember", text="fine", when="w" * 501)
+            await error_of(client, "remember", text="fine", when=["a", "list"])
             await error_of(client, "list_memories", since="\x00")
             # the server is still serving, and nothing above wrote or removed anything
             assert [e["id"] for e in await call(client, "list_memories")] == [stored["id"]]
+
+    run(scenario())
+
+
+def test_a_memory_remembered_with_when_is_recalled_by_a_task_phrased_like_it(tmp_path: Path) -> None:
+    """The agent's side of recall cues, through a real MCP client session: the task shares almost
+    nothing with the memory's text, and comes back through the cue the agent wrote."""
+    uv = "The user's package manager for Python tools is uv: `uv add` for dependencies, `uvx ruff` for tools."
+
+    async def scenario() -> None:
+        async with session(crib_server(tmp_path)) as client:
+            await call(client, "remember", text="Staging nodes shut down at night to save money.", type="decision")
+            await call(client, "remember", text="Invoice PDFs are rendered with WeasyPrint.", type="note")
+            await call(client, "remember", text=uv, type="preference",
+                       when="installing or adding a Python package or library to a project")
+            block = await call(client, "recall", query="install a new Python library")
+            assert "uv add" in block and "installing or adding" not in block  # found by its cue, which is never shown
 
     run(scenario())
 
