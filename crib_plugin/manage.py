@@ -1,4 +1,5 @@
-"""Managing what is stored: list, show, stats, forget (with a preview), correct, and the audit log.
+"""Managing what is stored: list, show, stats, forget (with a preview), correct, recall cues, and
+the audit log.
 
 One implementation for every host: the CLI (``crib list/show/stats/forget/correct/log``) and the
 MCP server call these functions, so both behave the same. Each takes an open
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .errors import InputError
+from .errors import CribError, InputError
 from .records import Entry
 from .timeutil import parse_iso, to_iso
 
@@ -251,6 +252,46 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
         store.supersede_entry(target, new_id)
         record_audit(store, "correct", target, new_id=new_id)
     return new_id
+
+
+def set_cue(memory: "Memory", entry_id: int, cue: str | None) -> dict[str, Any]:
+    """Say (or, with ``None`` or ``""``, stop saying) when entry ``entry_id`` should come back: its
+    recall cue (:mod:`crib_plugin.cues`), for a memory written without one or with one that missed.
+
+    The cue is cleaned as on the write path, kept in the entry's metadata and embedded into the cue
+    space; the entry's text is never touched. When the embedder is down the cue is still kept and
+    its old vector removed, and ``crib reindex`` embeds it. Returns ``{"id", "when", "embedded"}``.
+    """
+    from .channels.vectors import to_blob
+    from .cues import CUE_KEY, cue_space_key
+    from .limits import check_metadata
+    from .write import clean_cue
+
+    store = memory.store
+    entry = store.get_entry(entry_id)
+    if entry is None:
+        raise InputError(f"no entry with id {entry_id}")
+    cleaned = clean_cue(cue)
+    metadata = {k: v for k, v in entry.metadata.items() if k != CUE_KEY}
+    if cleaned:
+        metadata[CUE_KEY] = cleaned
+    check_metadata(metadata)
+    notes: list[str] = []
+    vectors = memory._embed([cleaned], [None], notes) if cleaned else None
+    try:
+        key: str | None = memory.embedder_key()
+    except CribError:  # no embedder can be made: the cue is kept for `crib reindex`
+        key, vectors = None, None
+    with store.transaction():
+        store.set_metadata(entry_id, metadata)
+        space = store.vector_space(cue_space_key(key)) if key else None
+        if vectors is not None and key:
+            table = store.ensure_vector_space(cue_space_key(key), len(vectors[0]))
+            store.put_vector(table, entry_id, to_blob(vectors[0]))
+        elif space is not None:
+            store.delete_vector(space[0], entry_id)
+        record_audit(store, "cue", entry_id, cleared=not cleaned)
+    return {"id": entry_id, "when": cleaned, "embedded": vectors is not None}
 
 
 def iter_ids(values: Sequence[str]) -> Iterator[int]:

@@ -1,6 +1,6 @@
 """``crib mcp``: crib's memory as an MCP server on stdio (the official ``mcp`` Python SDK).
 
-Six tools, each a thin layer over the functions the ``crib`` command uses, so an agent speaking MCP
+Seven tools, each a thin layer over the functions the ``crib`` command uses, so an agent speaking MCP
 and a person at the terminal get the same behaviour — the same stores (the project store at the git
 root, the global store in the user's data directory), the same write path (injected memory blocks
 stripped, secrets redacted), the same character budget for recalled memory:
@@ -13,6 +13,7 @@ tool               what it does                                  annotations
 ``search``         ranked hits with ids (``crib search``)        read-only
 ``list_memories``  newest memories, by type (``crib list``)      read-only
 ``correct``        supersede a memory, keeping history           additive
+``cue``            say when a memory should come back            idempotent
 ``forget``         delete memories for good (``crib forget``)    destructive
 =================  ============================================  ==========================
 
@@ -53,9 +54,11 @@ INSTRUCTIONS = (
     "crib is persistent memory for this project (and a global store for preferences every project shares). "
     "Store a memory when a decision is made (with its reason), an error is fixed (cause and fix), an earlier belief "
     "turns out wrong (correction), the user states how they want things done (preference), or a durable fact is "
-    "learned (note). One self-contained fact per memory; keep names, paths and identifiers; never store secrets or "
+    "learned (note). One self-contained fact per memory, with `when`: the tasks or questions it should come back "
+    "for; keep names, paths and identifiers; never store secrets or "
     "text copied from a <memory-context> block. Relevant memories are injected automatically before prompts; call "
-    "recall/search when you need to look something up, correct when a memory is wrong."
+    "recall/search when you need to look something up, correct when a memory is wrong, cue when a memory that "
+    "would have helped did not come back."
 )
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -86,12 +89,12 @@ def _guarded(fn: _F) -> _F:
 # -- argument checks ------------------------------------------------------------------------------
 
 
-def _text(value: str, what: str, limit: int) -> str:
+def _text(value: str, what: str, limit: int, *, allow_empty: bool = False) -> str:
     if "\x00" in value:
         raise InputError(f"{what} contains a NUL character")
     if len(value) > limit:
         raise InputError(f"{what} is {len(value)} characters; the limit is {limit} (store one fact per memory)")
-    if not value.strip():
+    if not value.strip() and not allow_empty:
         raise InputError(f"{what} is empty")
     return value
 
@@ -218,6 +221,23 @@ def correct(id: int, text: str, scope: Scope = "project") -> dict[str, Any]:
     return {"id": new_id, "corrects": id, "scope": scope}
 
 
+def cue(id: int, when: str, scope: Scope = "project") -> dict[str, Any]:
+    """Say when a stored memory should come back, without changing what it says.
+
+    Call it when a memory that would have helped did not come back by itself (you found it with
+    `search`), or was stored without `when`: `when` lists the situations it bears on — the tasks,
+    questions or symptoms, in the words you would use then ("installing or adding a Python
+    package; running Python tools"). An empty `when` removes the cue. `id` is the memory's id,
+    `scope` the store holding it ("project" or "global"). Returns {"id", "when", "embedded"}.
+    """
+    from .manage import set_cue
+    from .scopes import open_scope
+
+    _text(when, "when", MAX_TEXT_CHARS, allow_empty=True)
+    with open_scope(scope, create=False) as memory:
+        return set_cue(memory, _id(id), when)
+
+
 def forget(ids: list[int] | None = None, query: str | None = None, confirm: bool = False,
            scope: Scope = "project") -> dict[str, Any]:
     """Delete memories for good — from every index, leaving only an audit record without the text.
@@ -260,6 +280,7 @@ TOOLS: tuple[tuple[Callable[..., Any], str, ToolAnnotations], ...] = (
     (search, "Search memories", READ_ONLY),
     (list_memories, "List memories", READ_ONLY),
     (correct, "Correct a memory", ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)),
+    (cue, "Say when a memory should come back", ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
     (forget, "Forget memories", ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)),
 )
 
@@ -275,7 +296,7 @@ def _description(fn: Callable[..., Any]) -> str:
 
 
 def build_server() -> MCPServer:
-    """The MCP server with crib's six tools (not started)."""
+    """The MCP server with crib's seven tools (not started)."""
     from . import __version__
 
     server: MCPServer = MCPServer(name="crib", title="crib memory", version=__version__, instructions=INSTRUCTIONS)

@@ -74,6 +74,22 @@ class StoreContract:
         assert store.find_duplicate("note", "Chose SQLite for storage.", {}) is None
         assert store.find_duplicate("decision", "Chose SQLite for storage.", {"thread": "t"}) is None
 
+    def test_metadata_can_be_replaced_and_vectors_removed(self, store: Store) -> None:
+        entry_id = add(store, "Chose SQLite for storage.")
+        plain = add(store, "No cue here.")
+        table = store.ensure_vector_space("fake:2", 2)
+        with store.transaction():
+            assert store.set_metadata(entry_id, {"when": "choosing a database"}) is True
+            assert store.set_metadata(10**9, {}) is False
+            store.put_vector(table, entry_id, struct.pack("<2f", 1.0, 0.0))
+        entry = store.get_entry(entry_id)
+        assert entry is not None and entry.metadata == {"when": "choosing a database"} and entry.content == "Chose SQLite for storage."
+        assert store.entries_without_vector(table) == [plain]
+        assert store.entries_without_vector(store.ensure_vector_space("fake2:2", 2), with_metadata="when") == [entry_id]
+        with store.transaction():
+            store.delete_vector(table, entry_id)
+        assert store.stored_vectors(table, [entry_id]) == {}
+
     def test_threads_link_neighbours(self, store: Store) -> None:
         a = add(store, "We talked about the cache.", thread="chat")
         b = add(store, "Redis it is.", thread="chat")

@@ -78,11 +78,16 @@ def test_a_task_phrased_like_the_cue_finds_the_memory(memory: Any) -> None:
     assert "uv add" in block and UV_WHEN not in block  # the memory is injected; its cue never is
 
 
-def test_without_the_cue_the_same_task_does_not_find_it(memory: Any) -> None:
-    entry_id = _store(memory, cue=None)
-    hits = _vector_hits(memory, PROMPT)
-    assert all(h.via == "" for h in hits)
-    assert memory.retrieve(PROMPT) == "" or hits[0].entry_id != entry_id or hits[0].score < 0.45
+@pytest.mark.parametrize("with_cue", [False, True])
+def test_the_block_holds_the_memory_only_with_its_cue(memory: Any, with_cue: bool) -> None:
+    """At the block: a task that shares nothing with the memory is silent without the cue."""
+    destructive = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
+    for kind, text in OTHERS:
+        memory.write(text, type=kind)
+    cue = "dropping a table or database; deleting cloud resources; running a destructive command"
+    memory.write(destructive, type="preference", metadata={"when": cue} if with_cue else {})
+    block = memory.retrieve("drop the old usage_hourly table in staging")
+    assert ("explicit yes" in block) is with_cue
 
 
 def test_a_prompt_like_the_content_still_scores_by_the_content(memory: Any) -> None:
@@ -171,3 +176,34 @@ def test_export_and_import_carry_the_cue_and_its_vector(crib: Any, tmp_path: Pat
 
     with Memory(tmp_path / "copy.db") as copy:
         assert _vector_hits(copy, PROMPT)[0].via == "cue"
+
+
+def test_a_cue_set_after_the_fact_finds_the_memory_and_clearing_it_stops_that(memory: Any) -> None:
+    from crib_plugin.manage import audit_log, set_cue
+
+    entry_id = _store(memory, cue=None)
+    before = memory.entry(entry_id)
+    done = set_cue(memory, entry_id, "  " + UV_WHEN + "  ")
+    assert done == {"id": entry_id, "when": UV_WHEN, "embedded": True}
+    after = memory.entry(entry_id)
+    assert (after.content, after.type, after.created_at) == (before.content, before.type, before.created_at)
+    assert after.metadata["when"] == UV_WHEN
+    assert _vector_hits(memory, PROMPT)[0].via == "cue"
+    assert set_cue(memory, entry_id, "")["when"] is None
+    assert "when" not in memory.entry(entry_id).metadata
+    assert all(h.via == "" for h in _vector_hits(memory, PROMPT))  # the old cue's vector is gone
+    assert [row["action"] for row in audit_log(memory, entry_id=entry_id)][:2] == ["cue", "cue"]
+    with pytest.raises(InputError, match="no entry with id 999"):
+        set_cue(memory, 999, UV_WHEN)
+
+
+def test_crib_cue_sets_and_clears_with_clean_errors(crib: Any) -> None:
+    assert crib("write", "--type", "preference", input=UV).returncode == 0
+    done = crib("cue", "1", UV_WHEN)
+    assert done.returncode == 0 and "entry 1: cue set" in done.stdout
+    assert json.loads(crib("list", "--json").stdout)[0]["metadata"]["when"] == UV_WHEN
+    assert "cue cleared" in crib("cue", "1", "--clear").stdout
+    assert "when" not in json.loads(crib("list", "--json").stdout)[0]["metadata"]
+    for args, message in ((("cue", "7", UV_WHEN), "no entry with id 7"), (("cue", "1", "x" * 501), "500-character limit")):
+        bad = crib(*args)
+        assert bad.returncode != 0 and message in bad.stderr and "Traceback" not in bad.stderr

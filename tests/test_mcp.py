@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = {"remember", "recall", "search", "list_memories", "correct", "forget"}
+TOOLS = {"remember", "recall", "search", "list_memories", "correct", "cue", "forget"}
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -156,6 +156,7 @@ def test_hostile_input_gives_tool_errors_and_the_server_keeps_serving(tmp_path: 
             assert "12345" in await error_of(client, "correct", id=12345, text="no such memory")
             assert "500-character limit" in await error_of(client, "remember", text="fine", when="w" * 501)
             await error_of(client, "remember", text="fine", when=["a", "list"])
+            assert "no entry with id 4242" in await error_of(client, "cue", id=4242, when="anything")
             await error_of(client, "list_memories", since="\x00")
             # the server is still serving, and nothing above wrote or removed anything
             assert [e["id"] for e in await call(client, "list_memories")] == [stored["id"]]
@@ -164,18 +165,27 @@ def test_hostile_input_gives_tool_errors_and_the_server_keeps_serving(tmp_path: 
 
 
 def test_a_memory_remembered_with_when_is_recalled_by_a_task_phrased_like_it(tmp_path: Path) -> None:
-    """The agent's side of recall cues, through a real MCP client session: the task shares almost
-    nothing with the memory's text, and comes back through the cue the agent wrote."""
-    uv = "The user's package manager for Python tools is uv: `uv add` for dependencies, `uvx ruff` for tools."
+    """The agent's side of recall cues, through a real MCP client session: each task shares almost
+    nothing with its memory's text and is not recalled without a cue (checked first for the second
+    one, which gets its cue afterwards through the `cue` tool)."""
+    destructive = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
+    berlin = "Time zone for anything scheduled or shown to the user is Europe/Berlin; logs stay in UTC."
 
     async def scenario() -> None:
         async with session(crib_server(tmp_path)) as client:
             await call(client, "remember", text="Staging nodes shut down at night to save money.", type="decision")
             await call(client, "remember", text="Invoice PDFs are rendered with WeasyPrint.", type="note")
-            await call(client, "remember", text=uv, type="preference",
-                       when="installing or adding a Python package or library to a project")
-            block = await call(client, "recall", query="install a new Python library")
-            assert "uv add" in block and "installing or adding" not in block  # found by its cue, which is never shown
+            await call(client, "remember", text=destructive, type="preference",
+                       when="dropping a table or database; deleting cloud resources; running a destructive command")
+            block = await call(client, "recall", query="drop the old usage_hourly table in staging")
+            assert "explicit yes" in block and "dropping a table" not in block  # found by its cue, which is never shown
+            late = await call(client, "remember", text=berlin, type="preference")
+            prompt = "schedule the weekly digest email for 8 in the morning"
+            assert "Europe/Berlin" not in await call(client, "recall", query=prompt)
+            when = "scheduling a job or reminder at a time of day; cron expressions; choosing a time zone"
+            done = await call(client, "cue", id=late["id"], when=when)
+            assert done == {"id": late["id"], "when": when, "embedded": True}
+            assert "Europe/Berlin" in await call(client, "recall", query=prompt)
 
     run(scenario())
 

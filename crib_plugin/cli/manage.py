@@ -1,4 +1,4 @@
-"""``crib where / list / show / stats / forget / correct / log``: see and fix what is stored.
+"""``crib where / list / show / stats / forget / correct / cue / log``: see and fix what is stored.
 
 Thin click wrappers over :mod:`crib_plugin.manage` and :mod:`crib_plugin.scopes` (the MCP server
 calls the same functions). Registered on the ``crib`` group by :func:`register`; nothing here is
@@ -206,6 +206,31 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
     click.echo(f"entry {entry_id} corrected by entry {new_id}")
 
 
+@click.command()
+@click.argument("entry_id", type=int)
+@click.argument("when", required=False)
+@click.option("--clear", is_flag=True, help="Remove the entry's cue.")
+@click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
+def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
+    """Say when entry ENTRY_ID should come back: WHEN (or stdin) lists the tasks, questions or
+    symptoms it bears on. Its text is not touched; `--clear` removes the cue."""
+    from ..manage import set_cue
+    from .io import read_stdin
+
+    if clear:
+        when = None
+    elif when is None:
+        when = read_stdin()
+        if not when.strip():
+            raise InputError("nothing to set: give the situations the memory should come back for (or --clear)")
+    with _open(scope) as memory:
+        done = set_cue(memory, entry_id, when)
+    if not done["when"]:
+        click.echo(f"entry {entry_id}: cue cleared")
+    else:
+        click.echo(f"entry {entry_id}: cue set" + ("" if done["embedded"] else " (vector queued for `crib reindex`)"))
+
+
 @click.command(name="log")
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--entry", "entry_id", type=int, default=None, help="Only rows about this entry.")
@@ -230,7 +255,7 @@ def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
         click.echo(f"{row['id']:>6}  {row['at']}  {row['action']:<8} {target:<12} {detail}")
 
 
-COMMANDS = (where, list_, show, stats, forget, correct, log_)
+COMMANDS = (where, list_, show, stats, forget, correct, cue, log_)
 
 
 def register(group: click.Group) -> None:

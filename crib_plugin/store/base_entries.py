@@ -94,6 +94,11 @@ class Entries(Protocol):
         """Ids of the entries just before and just after ``entry_id`` in ``thread``."""
         ...
 
+    def set_metadata(self, entry_id: int, metadata: dict[str, Any]) -> bool:
+        """Replace an entry's metadata (a recall cue set after the fact); ``False`` when there is
+        no such entry. Its content, type and time never change. Call inside a transaction."""
+        ...
+
     def supersede_entry(self, old_id: int, new_id: int) -> None:
         """Mark ``old_id`` as replaced by ``new_id`` (a correction); the old entry is kept."""
         ...

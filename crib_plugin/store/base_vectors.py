@@ -32,6 +32,10 @@ class Vectors(Protocol):
         length does not match the space's dimension raises ``StoreError`` and stores nothing."""
         ...
 
+    def delete_vector(self, table: str, entry_id: int) -> None:
+        """Remove an entry's vector from one space (its recall cue was cleared). Call inside a transaction."""
+        ...
+
     def vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest entries as ``(entry id, cosine distance)``, nearest first
         (0 = same direction, 2 = opposite)."""

@@ -172,6 +172,13 @@ class EntriesMixin:
 
     # -- supersession (migration 4) ---------------------------------------------------------
 
+    def set_metadata(self, entry_id: int, metadata: dict[str, Any]) -> bool:
+        if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+            return False
+        self._forget_reads()
+        self.execute("UPDATE entries SET metadata = ? WHERE id = ?", (json.dumps(metadata, sort_keys=True, ensure_ascii=False), entry_id))
+        return True
+
     def supersede_entry(self, old_id: int, new_id: int) -> None:
         """Mark entry ``old_id`` as replaced by the newer ``new_id`` (kept, never deleted)."""
         if old_id == new_id:

@@ -66,6 +66,11 @@ class VectorsMixin:
         self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
         self.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (entry_id, vector))
 
+    def delete_vector(self, table: str, entry_id: int) -> None:
+        self.load_vec()
+        self._forget_reads()
+        self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+
     def vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest entries by cosine distance (0 = same direction, 2 = opposite)."""
         self.load_vec()
