@@ -117,8 +117,10 @@ def on_store(
     """Store an agent-initiated memory and return its entry id (``firstresult``: first non-None wins).
 
     ``type`` None means "from a leading ``type=WORD``, else note"; ``created_at`` None means now.
-    The built-in implementation strips injected memory blocks from ``text`` first, so recalled
-    memory is never stored again as new memory. ``crib write`` calls this hook.
+    ``metadata`` may hold ``when``, the memory's recall cue (:mod:`crib_plugin.cues`: the situations
+    in which it should come back; ``crib write --when``). The built-in implementation strips
+    injected memory blocks from ``text`` first, so recalled memory is never stored again as new
+    memory. ``crib write`` calls this hook.
     """
 
 
