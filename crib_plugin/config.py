@@ -84,6 +84,7 @@ class Settings:
     rerank: str = setting("CRIB_RERANK", lower, "auto", "reranking when over budget: `auto` (Ollama when `CRIB_RERANK_MODEL` is set and answers, else offline MMR), `ollama`, `mmr`, `off`, or a plugin's")
     rerank_model: str | None = setting("CRIB_RERANK_MODEL", text, None, "Ollama rerank model; setting it makes `auto` use Ollama", shown="— (`gemma3:1b` when `ollama`)")
     rerank_deadline: float = setting("CRIB_RERANK_DEADLINE", number(float, 0, strict=True), 3.0, "seconds a model reranker may take in all before the fused order is kept")
+    cue_model: str | None = setting("CRIB_CUE_MODEL", text, None, "Ollama model that writes the [recall cue](#recall-cues) of a memory stored without one (off when unset)", shown="— (off)")
     ollama_host: str | None = setting("OLLAMA_HOST", text, None, "Ollama server", shown="`http://127.0.0.1:11434`")
     ollama_timeout: float | None = setting("CRIB_OLLAMA_TIMEOUT", number(float, 0, strict=True), None, "per-request Ollama timeout in seconds", shown="2 s embed/rerank, 30 s extract")
     channels: list[str] | None = setting("CRIB_CHANNEL", parse_channels, None, "channels to run, a comma list: `triples`, `fts`, `vector` (or a plugin's)", shown="all")

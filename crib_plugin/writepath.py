@@ -72,6 +72,7 @@ class Budgets:
     extract: float
     embed_down: str | None = None
     extract_down: str | None = None
+    cue_down: str | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -126,6 +127,40 @@ def embed_cues(memory: "Memory", cues: Sequence[str | None], notes: list[str]) -
         return None
     found = iter(vectors)
     return [next(found) if c else None for c in cues]
+
+
+def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list["NewEntry"], str]:
+    """``items``, those without a recall cue given one by the cue model (``CRIB_CUE_MODEL``,
+    :mod:`crib_plugin.models.ollama.cue_writer`), and the reason when some could not get one.
+
+    Opt-in: without the setting nothing is called. A cue the model writes is cleaned like the
+    agent's and marked ``when_by: "<model>"``. Each call has the extraction budget; the first failure
+    (model down, too slow, a bad reply) leaves this and every later item of the call without a cue,
+    never without its memory."""
+    from .config import get_settings
+
+    model = get_settings().cue_model
+    if not model:
+        return list(items), ""
+    from dataclasses import replace
+
+    from .cues import CUE_KEY, cue_of
+    from .models.ollama.cue_writer import OllamaCueWriter
+    from .write import clean_cue
+
+    def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
+        cue = clean_cue(run_within(lambda: writer.write_cue(item.content, item.type), budgets.extract, "cue writing"))
+        return replace(item, metadata={**item.metadata, CUE_KEY: cue, "when_by": model}) if cue else item
+
+    out: list[NewEntry] = []
+    for item in items:
+        if budgets.cue_down is None and not cue_of(item.metadata):
+            try:
+                item = cued(item, OllamaCueWriter(model))
+            except Exception as exc:  # the model's failure (or a plugin's bug) must not lose the entry
+                budgets.cue_down = f"no recall cue written: {exc}"
+        out.append(item)
+    return out, budgets.cue_down or ""
 
 
 def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
@@ -201,13 +236,15 @@ def _write_batch(
     dedupe: bool,
     audit: str | None = None,
 ) -> None:
-    """Compute the batch's vectors and facts, then write it in one IMMEDIATE transaction."""
+    """Compute the batch's cues (when a cue model is set), vectors and facts, then write it in one
+    IMMEDIATE transaction."""
     if not todo:
         return
+    from .cues import cue_of
     from .write_types import WriteReport
 
     store = memory.store
-    items = [prepared[i] for i in todo]
+    items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
     vectors, cue_vectors, embed_note = embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
     extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
@@ -216,7 +253,7 @@ def _write_batch(
         table = store.ensure_vector_space(key, len(vectors[0])) if vectors and key else None
         cue_table = cue_space(store, key, cue_vectors)
         for position, index in enumerate(todo):
-            item = prepared[index]
+            item = items[position]
             if dedupe:  # another writer may have stored it while this batch was being computed
                 dup = store.find_duplicate(item.type, item.content, item.metadata)
                 if dup is not None:
@@ -227,6 +264,8 @@ def _write_batch(
                 memory, item, vector, table, space, embed_note, extracted[position], audit=audit,
                 cue=(cue_table, cue_vectors[position]) if cue_table and cue_vectors and cue_vectors[position] is not None else None,
             )
+            if cue_note and not cue_of(item.metadata):
+                reports[index].notes.append(cue_note)
         if vectors and store.embedder_name() is None:
             store.set_embedder_name(space)
 

@@ -7,6 +7,7 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,3 +226,20 @@ def test_cli_eval_set_coding(subset: Path, tmp_path: Path, monkeypatch: pytest.M
     dumped = json.loads(out.read_text())
     assert dumped["split"] == "dev" and all(p["split"] == "dev" for p in dumped["prompts"])
     assert {"injected", "ranked", "precision", "stale_alone"} <= set(dumped["prompts"][0])
+
+
+def test_a_cue_model_writes_every_cue_of_the_store_it_builds(subset: Path, tmp_path: Path, fake_ollama_env: Any) -> None:
+    """`crib eval --set coding --cue-model M`: the set's own cues are left out and the model writes
+    each memory's (here the fake Ollama, answering every memory with a cue naming its first words)."""
+    from crib_plugin import Memory
+
+    fake_ollama_env.respond_with(lambda req: {"when": "working on " + req.json["messages"][-1]["content"][:40]})
+    report = coding.run(data_dir=subset, cache_dir=tmp_path / "cache", cue_model="gemma3:1b")
+    assert report.outcomes and "CRIB_CUE_MODEL" not in os.environ  # set for the build only
+    (folder,) = (tmp_path / "cache" / "coding").iterdir()
+    assert folder.name.endswith("-cues-gemma3_1b")  # its own cache: never mixed with the set's cues
+    with Memory(folder / "coding.db") as memory:
+        entries = list(memory.store.iter_entries())
+        assert entries and all(e.metadata.get("when_by") == "gemma3:1b" and e.metadata["when"].startswith("working on ")
+                               for e in entries)
+    assert len(fake_ollama_env.requests_to("/api/chat")) == len(entries)

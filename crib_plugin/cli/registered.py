@@ -41,9 +41,10 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
 @click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
+@click.option("--cue-model", default=None, help="coding: let this Ollama model write every memory's recall cue instead (CRIB_CUE_MODEL).")
 @now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
-          json_out: Path | None, offenders: int, cues: bool) -> None:
+          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
@@ -52,7 +53,8 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     if eval_set == "coding":
         from ..evaluation import coding
 
-        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues)
+        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
+                            cue_model=cue_model)
         click.echo(report.table(offenders=offenders))
         if json_out:
             coding.write_json(report, json_out)

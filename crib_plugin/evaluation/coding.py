@@ -141,12 +141,19 @@ def run(
     data_dir: Path | None = None,
     progress: Progress | None = None,
     cues: bool = True,
+    cue_model: str | None = None,
 ) -> CodingReport:
     """Load the set (``data_dir``, default :data:`DATA_DIR`), build (or reuse) its store, evaluate ``split``.
-    ``cues=False`` stores the memories without their recall cues (:mod:`crib_plugin.cues`)."""
+    ``cues=False`` stores the memories without their recall cues (:mod:`crib_plugin.cues`);
+    ``cue_model`` stores them without the set's cues and lets that Ollama model write each one
+    (``CRIB_CUE_MODEL``, :mod:`crib_plugin.models.ollama.cue_writer`)."""
+    from ..config import overriding
+
     data_dir = data_dir or DATA_DIR
-    data = load(data_dir) if cues else load(data_dir).without_cues()
-    db, ids = prepare_store(data, cache_dir, data_dir=data_dir, rebuild=rebuild, progress=progress)
+    data = load(data_dir) if cues and not cue_model else load(data_dir).without_cues()
+    with overriding("CRIB_CUE_MODEL", cue_model):
+        db, ids = prepare_store(data, cache_dir, data_dir=data_dir, rebuild=rebuild, progress=progress,
+                                tag=f"cues-{cue_model}" if cue_model else "")
     return evaluate(data, db, ids, split=split, progress=progress)
 
 

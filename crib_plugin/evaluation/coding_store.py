@@ -46,15 +46,18 @@ def build_store(db: Path, memories: Sequence[CodingMemory]) -> dict[str, int]:
 
 
 def prepare_store(
-    data: CodingSet, cache_dir: Path, *, data_dir: Path = DATA_DIR, rebuild: bool = False, progress: Progress | None = None
+    data: CodingSet, cache_dir: Path, *, data_dir: Path = DATA_DIR, rebuild: bool = False, progress: Progress | None = None,
+    tag: str = "",
 ) -> tuple[Path, dict[str, int]]:
-    """Build (or reuse) the store for ``data``; cached by data + embedder + schema + crib source."""
+    """Build (or reuse) the store for ``data``; cached by data + embedder + schema + crib source
+    (+ ``tag``: what else the build depends on, such as the model that wrote the cues)."""
     from ..config import load_settings
     from ..store.schema import latest_version
 
     embedder = load_settings().embedder or "minilm"
     subset = hashlib.sha256("\n".join(f"{m.key}\t{m.when or ''}" for m in data.memories).encode()).hexdigest()[:6]
-    folder = cache_dir / "coding" / f"{fingerprint(data_dir)}-{subset}-{embedder}-s{latest_version()}-b{BUILD_VERSION}"
+    suffix = "-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in tag) if tag else ""
+    folder = cache_dir / "coding" / f"{fingerprint(data_dir)}-{subset}-{embedder}-s{latest_version()}-b{BUILD_VERSION}{suffix}"
     db, ids_path = folder / "coding.db", folder / "ids.json"
     if rebuild or not ids_path.exists():
         started = time.perf_counter()

@@ -1,0 +1,105 @@
+"""The Ollama cue writer (``CRIB_CUE_MODEL``): a local model writes the recall cue of a memory
+stored without one — against the loopback fake Ollama, plus one test against a real Ollama that
+skips unless ``OLLAMA_HOST`` answers with the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from crib_plugin.errors import ModelError
+from crib_plugin.models.ollama.cue_writer import CUE_SCHEMA, OllamaCueWriter, parse_cue
+
+try:
+    from fake_ollama import FakeOllama
+except ImportError:  # pragma: no cover - run from the repository root
+    from tests.fake_ollama import FakeOllama
+
+MODEL = "gemma3:1b"
+MEMORY = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
+CUE = "dropping a table or database; deleting cloud resources; running a destructive command"
+_LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import: the autouse fixture clears it per test
+
+
+@pytest.fixture
+def cue_model(fake_ollama_env: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> FakeOllama:
+    monkeypatch.setenv("CRIB_CUE_MODEL", MODEL)
+    return fake_ollama_env
+
+
+def test_a_reply_is_parsed_onto_one_line_and_anything_else_refused() -> None:
+    assert parse_cue('{"when": "  dropping a table;\\n deleting resources "}') == "dropping a table; deleting resources"
+    assert parse_cue({"when": "a; b"}) == "a; b"
+    for bad in ("not json", '{"when": ""}', '{"cue": "x"}', "[1, 2]", json.dumps({"when": "w" * 501})):
+        with pytest.raises(ModelError):
+            parse_cue(bad)
+
+
+def test_a_memory_without_a_cue_gets_the_model_s_and_is_found_by_it(cue_model: FakeOllama, memory: Any) -> None:
+    cue_model.script({"when": CUE})
+    for kind, text in (("decision", "Staging nodes shut down at night to save money."), ("note", "Invoice PDFs use WeasyPrint.")):
+        memory.write(text, type=kind, metadata={"when": "unrelated situations"})  # the agent's own cue: no model call
+    entry_id = memory.write(MEMORY, type="preference")
+    entry = memory.entry(entry_id)
+    assert entry.metadata["when"] == CUE and entry.metadata["when_by"] == MODEL
+    (request,) = cue_model.requests_to("/api/chat")
+    body = request.json
+    assert body["format"] == CUE_SCHEMA and body["options"]["temperature"] == 0 and body["model"].startswith("gemma3")
+    assert body["messages"][-1]["content"] == f"preference: {MEMORY}"  # the model sees the memory alone
+    assert "explicit yes" in memory.retrieve("drop the old usage_hourly table in staging")
+
+
+def test_nothing_is_asked_without_the_setting(fake_ollama_env: FakeOllama, memory: Any) -> None:
+    entry_id = memory.write(MEMORY, type="preference")
+    assert "when" not in memory.entry(entry_id).metadata and fake_ollama_env.requests_to("/api/chat") == []
+
+
+@pytest.mark.parametrize("fault", ["http", "malformed", "slow", "empty"])
+def test_a_failing_model_loses_no_memory_and_says_why(cue_model: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch,
+                                                     fault: str) -> None:
+    if fault == "http":
+        cue_model.fail(500, path="/api/chat")
+    elif fault == "malformed":
+        cue_model.malformed(path="/api/chat")
+    elif fault == "slow":
+        monkeypatch.setenv("CRIB_EXTRACT_BUDGET", "0.3")
+        cue_model.slow(3, path="/api/chat")
+    else:
+        cue_model.script({"when": "   "})
+    entries = memory.write_many([_new(MEMORY), _new("A second memory about backups.")])
+    assert len(entries) == 2 and all(not r.duplicate for r in entries)
+    for report in entries:
+        assert "when" not in memory.entry(report.entry_id).metadata
+        assert any("no recall cue written" in n for n in report.notes), report.notes
+    assert len(cue_model.requests_to("/api/chat")) == 1  # the first failure stops asking in this call
+
+
+def test_a_secret_in_the_model_s_cue_is_redacted(cue_model: FakeOllama, memory: Any) -> None:
+    cue_model.script({"when": "calling the API with key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"})
+    entry_id = memory.write(MEMORY, type="preference")
+    assert "sk-proj" not in memory.entry(entry_id).metadata["when"]
+
+
+def _new(text: str) -> Any:
+    from crib_plugin.memory import NewEntry
+
+    return NewEntry(text, "note")
+
+
+@pytest.mark.ollama_live
+def test_live_cue_writer_is_deterministic() -> None:
+    if not _LIVE_HOST:
+        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
+    from crib_plugin.models.ollama_host import model_available, probe_ollama
+
+    model = os.environ.get("CRIB_CUE_MODEL") or MODEL
+    info = probe_ollama(_LIVE_HOST, timeout=2.0)
+    if not info["reachable"] or not model_available(model, info["models"]):
+        pytest.skip(f"no real Ollama with {model} at {_LIVE_HOST}")
+    writer = OllamaCueWriter(model=model, host=_LIVE_HOST, timeout=120)
+    first = writer.write_cue(MEMORY, "preference")
+    assert first == writer.write_cue(MEMORY, "preference") and 0 < len(first) <= 500
