@@ -254,13 +254,14 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     return new_id
 
 
-def set_cue(memory: "Memory", entry_id: int, cue: str | None) -> dict[str, Any]:
+def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None = None) -> dict[str, Any]:
     """Say (or, with ``None`` or ``""``, stop saying) when entry ``entry_id`` should come back: its
     recall cue (:mod:`crib_plugin.cues`), for a memory written without one or with one that missed.
 
     The cue is cleaned as on the write path, kept in the entry's metadata and embedded into the cue
     space; the entry's text is never touched. When the embedder is down the cue is still kept and
-    its old vector removed, and ``crib reindex`` embeds it. Returns ``{"id", "when", "embedded"}``.
+    its old vector removed, and ``crib reindex`` embeds it. ``by`` names the model that wrote the
+    cue (kept as ``when_by``). Returns ``{"id", "when", "embedded"}``.
     """
     from .channels.vectors import to_blob
     from .cues import CUE_KEY, cue_space_key
@@ -272,9 +273,11 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None) -> dict[str, Any]:
     if entry is None:
         raise InputError(f"no entry with id {entry_id}")
     cleaned = clean_cue(cue)
-    metadata = {k: v for k, v in entry.metadata.items() if k != CUE_KEY}
+    metadata = {k: v for k, v in entry.metadata.items() if k not in (CUE_KEY, "when_by")}
     if cleaned:
         metadata[CUE_KEY] = cleaned
+        if by:
+            metadata["when_by"] = by
     check_metadata(metadata)
     notes: list[str] = []
     vectors = memory._embed([cleaned], [None], notes) if cleaned else None
@@ -292,6 +295,31 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None) -> dict[str, Any]:
             store.delete_vector(space[0], entry_id)
         record_audit(store, "cue", entry_id, cleared=not cleaned)
     return {"id": entry_id, "when": cleaned, "embedded": vectors is not None}
+
+
+def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) -> dict[str, int]:
+    """Let the cue model (:mod:`crib_plugin.models.ollama.cue_writer`) write the recall cue of
+    every entry stored without one — ``crib reindex --write-cues`` on a store written before cues,
+    or imported. Each cue commits on its own (:func:`set_cue`), so a model that fails half-way
+    keeps what it wrote: the ``ModelError`` says how far it got. Returns ``{"cues_written", "had_cue"}``.
+    """
+    from .cues import cue_of
+    from .errors import ModelError
+    from .models.ollama.cue_writer import OllamaCueWriter
+
+    writer = OllamaCueWriter(model)
+    entries = list(memory.store.iter_entries())
+    todo = [e for e in entries if not cue_of(e.metadata)]
+    if on_progress is not None:
+        on_progress(0, len(todo))
+    for done, entry in enumerate(todo):
+        try:
+            set_cue(memory, entry.id, writer.write_cue(entry.content, entry.type), by=model)
+        except CribError as exc:
+            raise ModelError(f"wrote {done} of {len(todo)} missing cues, then: {exc}") from None
+        if on_progress is not None:
+            on_progress(done + 1, len(todo))
+    return {"cues_written": len(todo), "had_cue": len(entries) - len(todo)}
 
 
 def iter_ids(values: Sequence[str]) -> Iterator[int]:

@@ -103,3 +103,34 @@ def test_live_cue_writer_is_deterministic() -> None:
     writer = OllamaCueWriter(model=model, host=_LIVE_HOST, timeout=120)
     first = writer.write_cue(MEMORY, "preference")
     assert first == writer.write_cue(MEMORY, "preference") and 0 < len(first) <= 500
+
+
+def test_reindex_write_cues_fills_the_missing_ones_and_keeps_the_agent_s(cue_model: FakeOllama, crib: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRIB_CUE_MODEL")  # written without a model: no cues
+    assert crib("write", "--type", "preference", input=MEMORY).returncode == 0
+    assert crib("write", "--when", "the agent's own cue", input="Invoice PDFs use WeasyPrint.").returncode == 0
+    monkeypatch.setenv("CRIB_CUE_MODEL", MODEL)
+    cue_model.respond_with(lambda req: {"when": CUE})
+    done = crib("reindex", "--write-cues")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["cues_written"] == 1
+    listed = {e["content"]: e["metadata"] for e in json.loads(crib("list", "--json").stdout)}
+    assert (listed[MEMORY]["when"], listed[MEMORY]["when_by"]) == (CUE, MODEL)
+    assert listed["Invoice PDFs use WeasyPrint."]["when"] == "the agent's own cue"  # never overwritten
+    assert len(cue_model.requests_to("/api/chat")) == 1
+
+
+def test_reindex_write_cues_needs_the_model_and_reports_how_far_it_got(cue_model: FakeOllama, crib: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRIB_CUE_MODEL")
+    for text in ("First memory about backups.", "Second memory about restores."):
+        assert crib("write", input=text).returncode == 0
+    unset = crib("reindex", "--write-cues")
+    assert unset.returncode != 0 and "CRIB_CUE_MODEL" in unset.stderr and "Traceback" not in unset.stderr
+    monkeypatch.setenv("CRIB_CUE_MODEL", MODEL)
+    cue_model.script({"when": "backing up the database"}, {"when": "   "})
+    half = crib("reindex", "--write-cues")
+    assert half.returncode != 0 and "wrote 1 of 2 missing cues" in half.stderr and "Traceback" not in half.stderr
+    cued = [e for e in json.loads(crib("list", "--json").stdout) if "when" in e["metadata"]]
+    assert [e["metadata"]["when"] for e in cued] == ["backing up the database"]  # kept what it wrote

@@ -65,13 +65,24 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 
 @click.command()
 @click.option("--embedder", default=None, help="Switch the store to this embedder (e.g. ollama, minilm).")
-def reindex(embedder: str | None) -> None:
+@click.option("--write-cues", is_flag=True, help="Then let CRIB_CUE_MODEL write the recall cue of every memory stored without one.")
+def reindex(embedder: str | None, write_cues: bool) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
+    from ..config import get_settings
+    from ..errors import ConfigError
     from ..progress import Progress, fetch_model
 
+    model = get_settings().cue_model
+    if write_cues and not model:
+        raise ConfigError("--write-cues needs CRIB_CUE_MODEL: the Ollama model that writes the cues (e.g. gemma3:1b)")
     with open_memory(create=False) as memory, Progress("reindex", unit="entries") as progress:
         fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
+    if write_cues and model:
+        from ..manage import write_missing_cues
+
+        with open_memory(create=False) as memory, Progress("cues", unit="entries") as progress:
+            result.update(write_missing_cues(memory, model, on_progress=progress))
     click.echo(json.dumps(result))
 
 
