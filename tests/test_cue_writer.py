@@ -134,3 +134,11 @@ def test_reindex_write_cues_needs_the_model_and_reports_how_far_it_got(cue_model
     assert half.returncode != 0 and "wrote 1 of 2 missing cues" in half.stderr and "Traceback" not in half.stderr
     cued = [e for e in json.loads(crib("list", "--json").stdout) if "when" in e["metadata"]]
     assert [e["metadata"]["when"] for e in cued] == ["backing up the database"]  # kept what it wrote
+
+
+def test_the_same_memory_written_again_is_a_duplicate(cue_model: FakeOllama, memory: Any) -> None:
+    cue_model.respond_with(lambda req: {"when": CUE})
+    first = memory.write(MEMORY, type="preference")
+    again = memory.write(MEMORY, type="preference")
+    assert again == first and memory.last_write.duplicate and memory.store.count_entries() == 1
+    assert len(cue_model.requests_to("/api/chat")) == 2  # the second copy is recognised once its cue is written
