@@ -83,6 +83,8 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     from .cues import CUE_KEY, cue_of, cue_space_key
 
     store = memory.store
+    if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
+        return  # no cue anywhere: no cue space (and no second k-NN per prompt)
     cue_table = store.ensure_vector_space(cue_space_key(key), dim)
     missing = store.entries_without_vector(cue_table, with_metadata=CUE_KEY)
     for start in range(0, len(missing), EMBED_BATCH):

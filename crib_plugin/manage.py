@@ -153,6 +153,7 @@ def stats(memory: "Memory") -> dict[str, Any]:
         "fact_versions": counts.fact_versions,
         "entities": counts.entities,
         "pending_vectors": counts.pending,
+        "with_cue": store.count_with_metadata("when"),
         "vector_spaces": spaces,
         "embedder": store.embedder_name(),
         "first": counts.first,
@@ -245,7 +246,7 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     target = store.successor_of(entry_id) or entry_id
     old = store.get_entry(target)
     assert old is not None
-    metadata = {k: v for k, v in old.metadata.items() if k in ("thread", "when")}  # same conversation, same cue
+    metadata = {k: v for k, v in old.metadata.items() if k in ("thread", "when", "when_by")}  # same conversation, same cue
     metadata["corrects"] = target
     new_id = memory.write(new_text, type=type or "correction", metadata=metadata, dedupe=False)
     with store.transaction():

@@ -2,8 +2,9 @@
 
 Why it is shaped like this (issue 10):
 
-* **Slow work outside the lock.** Embedding and fact extraction run before the write
-  transaction starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
+* **Slow work outside the lock.** Embedding (of the content and of its recall cue), fact
+  extraction and, with ``CRIB_CUE_MODEL``, a model-written cue run before the write transaction
+  starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
   Work that fails or overruns is queued in ``pending_embeddings`` (an embedding per space, an
   extraction under :data:`~crib_plugin.store.sqlite.EXTRACT_QUEUE`) and ``crib reindex`` does it
   later — the entry itself is always kept.
@@ -153,10 +154,12 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
         return replace(item, metadata={**item.metadata, CUE_KEY: cue, "when_by": model}) if cue else item
 
     out: list[NewEntry] = []
+    writer: OllamaCueWriter | None = None  # one client for the call, made when first needed
     for item in items:
         if budgets.cue_down is None and not cue_of(item.metadata):
             try:
-                item = cued(item, OllamaCueWriter(model))
+                writer = writer or OllamaCueWriter(model)
+                item = cued(item, writer)
             except Exception as exc:  # the model's failure (or a plugin's bug) must not lose the entry
                 budgets.cue_down = f"no recall cue written: {exc}"
         out.append(item)

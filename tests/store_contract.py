@@ -84,6 +84,7 @@ class StoreContract:
             store.put_vector(table, entry_id, struct.pack("<2f", 1.0, 0.0))
         entry = store.get_entry(entry_id)
         assert entry is not None and entry.metadata == {"when": "choosing a database"} and entry.content == "Chose SQLite for storage."
+        assert store.count_with_metadata("when") == 1 and store.count_with_metadata("thread") == 0
         assert store.entries_without_vector(table) == [plain]
         assert store.entries_without_vector(store.ensure_vector_space("fake2:2", 2), with_metadata="when") == [entry_id]
         with store.transaction():

@@ -96,6 +96,14 @@ def test_a_prompt_like_the_content_still_scores_by_the_content(memory: Any) -> N
     assert top.entry_id == entry_id and top.via == ""
 
 
+def test_reindex_makes_no_cue_space_for_a_store_without_cues(memory: Any) -> None:
+    from crib_plugin.manage import stats
+
+    memory.write(OTHERS[0][1], type="decision")
+    memory.reindex()
+    assert _cue_table(memory) is None and stats(memory)["with_cue"] == 0
+
+
 def test_reindex_embeds_cues_that_lack_a_vector(memory: Any) -> None:
     entry_id = _store(memory, cue=UV_WHEN)
     table = _cue_table(memory)

@@ -142,7 +142,7 @@ def stats(scope: str, as_json: bool) -> None:
             continue
         types = ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) or "none"
         click.echo(f"{name}: {data['path']}")
-        click.echo(f"  entries {data['entries']} ({types}); superseded {data['superseded']}")
+        click.echo(f"  entries {data['entries']} ({types}); superseded {data['superseded']}; with a recall cue {data['with_cue']}")
         click.echo(f"  facts {data['facts']} current / {data['fact_versions']} versions; entities {data['entities']}")
         vectors = ", ".join(f"{k}: {v['vectors']}" for k, v in data["vector_spaces"].items()) or "none"
         click.echo(f"  vectors {vectors}; pending {data['pending_vectors']}; {data['size_bytes']} bytes")

@@ -94,6 +94,10 @@ class Entries(Protocol):
         """Ids of the entries just before and just after ``entry_id`` in ``thread``."""
         ...
 
+    def count_with_metadata(self, key: str) -> int:
+        """Entries whose metadata holds ``key`` (how many carry a recall cue, ``when``)."""
+        ...
+
     def set_metadata(self, entry_id: int, metadata: dict[str, Any]) -> bool:
         """Replace an entry's metadata (a recall cue set after the fact); ``False`` when there is
         no such entry. Its content, type and time never change. Call inside a transaction."""

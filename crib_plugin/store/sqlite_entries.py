@@ -172,6 +172,9 @@ class EntriesMixin:
 
     # -- supersession (migration 4) ---------------------------------------------------------
 
+    def count_with_metadata(self, key: str) -> int:
+        return int(self.execute("SELECT count(*) FROM entries WHERE json_extract(metadata, '$.' || ?) IS NOT NULL", (key,))[0][0])
+
     def set_metadata(self, entry_id: int, metadata: dict[str, Any]) -> bool:
         if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
             return False
