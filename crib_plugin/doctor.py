@@ -60,6 +60,7 @@ def run_doctor() -> dict[str, Any]:
                     embedder=store.embedder_name(),
                     vector_spaces=sorted(store.vector_spaces()),
                     pending_embeddings=len(store.pending()),
+                    with_cue=store.count_with_metadata("when"),  # memories carrying a recall cue
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
                 )
                 embedder_name = memory.embedder_name()
@@ -78,6 +79,8 @@ def run_doctor() -> dict[str, Any]:
     if extractor == "auto":
         extractor = "ollama" if ollama_has_model(extraction_model) else "rules"
     report["extractor"] = {"name": extractor, "model": extraction_model if extractor == "ollama" else None, "ok": True}
+    if settings.cue_model:  # opt-in: a missing model only means memories stored without a cue stay without
+        report["cue_writer"] = {"model": settings.cue_model, "available": ollama_has_model(settings.cue_model), "ok": True}
     report["ollama"] = {
         "host": ollama_host(),
         "reachable": models is not None,

@@ -27,6 +27,15 @@ def test_an_existing_database_is_described(db: Path, fake_embedder: type) -> Non
     report = run_doctor()
     assert report["database"]["entries"] == 1 and report["database"]["embedder"] == "fake"
     assert report["database"]["vector_spaces"] and report["database"]["pending_embeddings"] == 0
+    assert report["database"]["with_cue"] == 0 and "cue_writer" not in report  # no cue model: nothing probed
+
+
+def test_a_cue_model_is_reported_with_whether_ollama_serves_it(fake_ollama_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRIB_CUE_MODEL", "gemma3:1b")
+    assert run_doctor()["cue_writer"] == {"model": "gemma3:1b", "available": True, "ok": True}
+    monkeypatch.setenv("CRIB_CUE_MODEL", "no-such-model")
+    report = run_doctor()
+    assert report["cue_writer"]["available"] is False and report["cue_writer"]["ok"] is True  # opt-in: not a failure
 
 
 def test_ok_is_false_when_a_section_fails(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
