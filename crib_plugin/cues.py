@@ -23,10 +23,13 @@ following the skill: vector channel hit@10 79.6 → 90.1 (README, Benchmarks).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 CUE_KEY = "when"
 """The metadata key that holds an entry's recall cue."""
+
+CUE_BY_KEY = "when_by"
+"""The metadata key naming the model that wrote the cue (absent when the agent wrote it)."""
 
 MAX_CUE_CHARS = 500
 """A cue is one line of situations, not a second memory."""
@@ -51,6 +54,30 @@ def cue_of(metadata: Mapping[str, Any] | None) -> str | None:
     """The entry's cue, or ``None`` when it has none (or a value that is not text)."""
     value = metadata.get(CUE_KEY) if isinstance(metadata, Mapping) else None
     return value.strip() or None if isinstance(value, str) else None
+
+
+def with_cue(metadata: Mapping[str, Any], cue: str | None, by: str | None = None) -> dict[str, Any]:
+    """A copy of ``metadata`` whose cue is ``cue`` (written by the model ``by``, when given); an
+    empty or ``None`` cue leaves none. The one place a cue is put into metadata."""
+    out = {k: v for k, v in metadata.items() if k not in (CUE_KEY, CUE_BY_KEY)}
+    if cue:
+        out[CUE_KEY] = cue
+        if by:
+            out[CUE_BY_KEY] = by
+    return out
+
+
+def embed_cues(memory: Any, cues: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+    """Vectors of the cues given (``None`` where there is none); ``None`` when the embedder failed.
+    ``memory`` is the ``Memory`` facade (its ``_embed``); not imported, so this module stays a leaf."""
+    present = [c for c in cues if c]
+    if not present:
+        return [None] * len(cues)
+    vectors = memory._embed(present, [None] * len(present), notes)
+    if vectors is None:
+        return None
+    found = iter(vectors)
+    return [next(found) if c else None for c in cues]
 
 
 def evidence_text(entry: Any, limit: int | None = None) -> str:

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .config import load_settings
+from .cues import CUE_KEY
 
 
 def _embedder_check(name: str) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def run_doctor() -> dict[str, Any]:
                     embedder=store.embedder_name(),
                     vector_spaces=sorted(store.vector_spaces()),
                     pending_embeddings=len(store.pending()),
-                    with_cue=store.count_with_metadata("when"),  # memories carrying a recall cue
+                    with_cue=store.count_with_metadata(CUE_KEY),  # memories carrying a recall cue
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
                 )
                 embedder_name = memory.embedder_name()

@@ -80,7 +80,7 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
     entry written while the model was down, or a switch of embedder)."""
     from .channels.vectors import to_blob
-    from .cues import CUE_KEY, cue_of, cue_space_key
+    from .cues import CUE_KEY, cue_of, cue_space_key, embed_cues
 
     store = memory.store
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
@@ -89,14 +89,15 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     missing = store.entries_without_vector(cue_table, with_metadata=CUE_KEY)
     for start in range(0, len(missing), EMBED_BATCH):
         entries = store.get_entries(missing[start:start + EMBED_BATCH])
-        cued = [(entry_id, cue) for entry_id, e in entries.items() if (cue := cue_of(e.metadata))]
+        cues = {entry_id: cue_of(e.metadata) for entry_id, e in entries.items()}
         notes: list[str] = []
-        vectors = memory._embed([c for _, c in cued], [None] * len(cued), notes) if cued else []
+        vectors = embed_cues(memory, list(cues.values()), notes)
         if vectors is None:
             raise ModelError(notes[0])
         with store.transaction():
-            for (entry_id, _cue), vector in zip(cued, vectors):
-                store.put_vector(cue_table, entry_id, to_blob(vector))
+            for entry_id, vector in zip(cues, vectors):
+                if vector is not None:
+                    store.put_vector(cue_table, entry_id, to_blob(vector))
 
 
 def previous_of(memory: Any, entry: Entry) -> str | None:

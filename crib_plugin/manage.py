@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .cues import CUE_BY_KEY, CUE_KEY
 from .errors import CribError, InputError
 from .records import Entry
 from .timeutil import parse_iso, to_iso
@@ -153,7 +154,7 @@ def stats(memory: "Memory") -> dict[str, Any]:
         "fact_versions": counts.fact_versions,
         "entities": counts.entities,
         "pending_vectors": counts.pending,
-        "with_cue": store.count_with_metadata("when"),
+        "with_cue": store.count_with_metadata(CUE_KEY),
         "vector_spaces": spaces,
         "embedder": store.embedder_name(),
         "first": counts.first,
@@ -246,7 +247,7 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     target = store.successor_of(entry_id) or entry_id
     old = store.get_entry(target)
     assert old is not None
-    metadata = {k: v for k, v in old.metadata.items() if k in ("thread", "when", "when_by")}  # same conversation, same cue
+    metadata = {k: v for k, v in old.metadata.items() if k in ("thread", CUE_KEY, CUE_BY_KEY)}  # same conversation, same cue
     metadata["corrects"] = target
     new_id = memory.write(new_text, type=type or "correction", metadata=metadata, dedupe=False)
     with store.transaction():
@@ -265,7 +266,7 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None 
     cue (kept as ``when_by``). Returns ``{"id", "when", "embedded"}``.
     """
     from .channels.vectors import to_blob
-    from .cues import CUE_KEY, cue_space_key
+    from .cues import cue_space_key, embed_cues, with_cue
     from .limits import check_metadata
     from .write import clean_cue
 
@@ -274,14 +275,9 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None 
     if entry is None:
         raise InputError(f"no entry with id {entry_id}")
     cleaned = clean_cue(cue)
-    metadata = {k: v for k, v in entry.metadata.items() if k not in (CUE_KEY, "when_by")}
-    if cleaned:
-        metadata[CUE_KEY] = cleaned
-        if by:
-            metadata["when_by"] = by
+    metadata = with_cue(entry.metadata, cleaned, by)
     check_metadata(metadata)
-    notes: list[str] = []
-    vectors = memory._embed([cleaned], [None], notes) if cleaned else None
+    vectors = embed_cues(memory, [cleaned], []) if cleaned else None
     try:
         key: str | None = memory.embedder_key()
     except CribError:  # no embedder can be made: the cue is kept for `crib reindex`
@@ -309,8 +305,8 @@ def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) ->
     from .models.ollama.cue_writer import OllamaCueWriter
 
     writer = OllamaCueWriter(model)
-    entries = list(memory.store.iter_entries())
-    todo = [e for e in entries if not cue_of(e.metadata)]
+    had_cue = memory.store.count_with_metadata(CUE_KEY)
+    todo = [e for e in memory.store.iter_entries() if not cue_of(e.metadata)]
     if on_progress is not None:
         on_progress(0, len(todo))
     for done, entry in enumerate(todo):
@@ -320,7 +316,7 @@ def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) ->
             raise ModelError(f"wrote {done} of {len(todo)} missing cues, then: {exc}") from None
         if on_progress is not None:
             on_progress(done + 1, len(todo))
-    return {"cues_written": len(todo), "had_cue": len(entries) - len(todo)}
+    return {"cues_written": len(todo), "had_cue": had_cue}
 
 
 def iter_ids(values: Sequence[str]) -> Iterator[int]:

@@ -36,6 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+from .cues import with_cue
 from .entry_types import describe
 from .errors import CribError, InputError
 from .type_registry import registered_types
@@ -140,10 +141,7 @@ def remember(text: str, type: str = "note", scope: Scope = "project", when: str 
 
     _text(text, "text", MAX_TEXT_CHARS)
     with open_scope(scope) as memory:
-        metadata: dict[str, Any] = {"source": "mcp"}
-        if when is not None:
-            metadata["when"] = when
-        entry_id = memory.write(text, type=type, metadata=metadata)
+        entry_id = memory.write(text, type=type, metadata=with_cue({"source": "mcp"}, when))
         report = memory.last_write
         stored = memory.entry(entry_id)
     result: dict[str, Any] = {"id": entry_id, "type": stored.type if stored else type, "scope": scope,

@@ -93,7 +93,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, None, budgets.embed_down
     notes: list[str] = []
     previous = memory._previous_in_thread(items)
-    from .cues import cue_of
+    from .cues import cue_of, embed_cues
     from .write_types import EMBED_BATCH
 
     cues = [cue_of(i.metadata) for i in items]
@@ -118,18 +118,6 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
     return vectors, cue_vectors, ""
 
 
-def embed_cues(memory: "Memory", cues: Sequence[str | None], notes: list[str]) -> list[Any] | None:
-    """Vectors of the cues given (``None`` where there is none); ``None`` when the embedder failed."""
-    present = [c for c in cues if c]
-    if not present:
-        return [None] * len(cues)
-    vectors = memory._embed(present, [None] * len(present), notes)
-    if vectors is None:
-        return None
-    found = iter(vectors)
-    return [next(found) if c else None for c in cues]
-
-
 def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list["NewEntry"], str]:
     """``items``, those without a recall cue given one by the cue model (``CRIB_CUE_MODEL``,
     :mod:`crib_plugin.models.ollama.cue_writer`), and the reason when some could not get one.
@@ -145,13 +133,13 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
         return list(items), ""
     from dataclasses import replace
 
-    from .cues import CUE_KEY, cue_of
+    from .cues import cue_of, with_cue
     from .models.ollama.cue_writer import OllamaCueWriter
     from .write import clean_cue
 
     def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
         cue = clean_cue(run_within(lambda: writer.write_cue(item.content, item.type), budgets.extract, "cue writing"))
-        return replace(item, metadata={**item.metadata, CUE_KEY: cue, "when_by": model}) if cue else item
+        return replace(item, metadata=with_cue(item.metadata, cue, model)) if cue else item
 
     out: list[NewEntry] = []
     writer: OllamaCueWriter | None = None  # one client for the call, made when first needed

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..cues import with_cue
 from ..errors import InputError
 from .common import _scope_kwargs, now_option, open_memory, warn_all
 from .io import read_stdin, read_stdin_text
@@ -42,8 +43,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         thread = get_settings().thread
     if thread:
         meta["thread"] = thread
-    if cue is not None:
-        meta["when"] = cue
+    meta = with_cue(meta, cue) if cue is not None else meta
     with open_memory(**_scope_kwargs(to_global)) as memory:
         memory.last_write = None
         entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cues import with_cue
 from ..errors import ConfigError
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "coding"
@@ -50,9 +51,7 @@ class CodingMemory:
     def record(self, entry_types: Sequence[str]) -> dict[str, Any]:
         """The import record; a type crib does not know (``preference``) is stored as a ``note``."""
         kind = self.type if self.type in entry_types else "note"
-        metadata: dict[str, Any] = {"project": self.project}
-        if self.when:
-            metadata["when"] = self.when
+        metadata = with_cue({"project": self.project}, self.when)
         return {"content": self.content, "type": kind, "created_at": self.created_at, "metadata": metadata}
 
 
