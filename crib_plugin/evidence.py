@@ -83,6 +83,7 @@ class Cut:
     floor: float | None
     coverage: float
     agree: float
+    by_time_alone: bool = False  # the prompt asks by time alone: written in its window is evidence enough
 
     def line(self) -> str:
         gate = f"{self.gate:.2f}" if self.gate is not None else "-"
@@ -129,13 +130,13 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
-    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, named_types, selective_window, vector_extras
+    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, asks_by_time_alone, named_types, selective_window, vector_extras
     from .specific import distinctive
     from .temporal import TimeExpression
 
     hits = list(retrieval.hits)
     kind = prompt_kind(retrieval.query.text)
-    cut = Cut(kind, RELATIVE_CUT, gate, floor, FTS_COVERAGE, AGREE_COVERAGE)
+    cut = Cut(kind, RELATIVE_CUT, gate, floor, FTS_COVERAGE, AGREE_COVERAGE, asks_by_time_alone(retrieval.query))
     if not hits:
         return [], [], cut
     window = None
@@ -229,6 +230,6 @@ def _own_evidence(ev: Evidence, cut: Cut, *, windowed: bool) -> list[str]:
     if above_floor and ev.coverage >= cut.agree:
         own.append("vector and full text agree")
     near_floor = ev.cosine is not None and cut.floor is not None and ev.cosine >= cut.floor - WINDOW_FLOOR_DROP
-    if windowed and ev.in_window and (near_floor or ev.coverage >= WINDOW_COVERAGE):
+    if windowed and ev.in_window and (near_floor or ev.coverage >= WINDOW_COVERAGE or cut.by_time_alone):
         own.append("written in the prompt's time window")
     return own

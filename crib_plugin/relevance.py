@@ -32,7 +32,8 @@ from .cues import evidence_text
 from .limits import MAX_SCAN_CHARS
 from .prompt_kind import prompt_kind
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
-from .records import Retrieval
+from .records import Query, Retrieval
+from .temporal import find_time_expression
 from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
 
@@ -75,8 +76,29 @@ def named_types(text: str) -> set[str]:
     return {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in TYPE_WORDS}
 
 
+ASK_WORDS = frozenset({"happen", "happened", "change", "changed", "changes", "do", "done", "work", "worked",
+                       "new", "learn", "learned", "learnt", "remember", "note", "notes", "memory", "memories"})
+"""Words that ask *what* without saying about what ("what happened yesterday?", "what did we learn?")."""
+
+
+def asks_by_time_alone(query: Query) -> bool:
+    """Whether a prompt asks for memories by time (and perhaps an entry type) and nothing else:
+    "what did we decide yesterday?", "what happened last week?". Its time window then names the
+    answer by itself: every entry written in it (of the named type) is relevant, with no word or
+    cosine evidence of its own, which such a prompt cannot give."""
+    if query.time_range is None:
+        return False
+    expression = find_time_expression(query.text)
+    if expression is None:
+        return False
+    said = set(re.findall(r"[^\W_]+", expression.phrase.lower()))
+    rest = [k for k in query.keywords if k.lower() not in said and k.lower() not in TYPE_WORDS and k.lower() not in ASK_WORDS]
+    return not rest
+
+
 WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
 WINDOW_MIN = 3  # ...or this many entries (a tiny store)
+WINDOW_LIMIT = 50  # most entries a prompt that asks by time alone takes from its window (newest first)
 WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
@@ -278,6 +300,11 @@ def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | Non
         hit.entry.id for hit in retrieval.hits
         if start <= hit.entry.created_at < end and ("fts" in hit.channels or coverage.get(hit.entry.id, 0.0) > 0)
     ]
+    if asks_by_time_alone(retrieval.query):
+        named = named_types(retrieval.query.text)
+        found += [i for i in memory.store.entry_ids_between(start, end, sorted(named) or None, WINDOW_LIMIT)
+                  if i not in found]
+        return found
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is not None and floor is not None:
         near = [h.entry_id for h in vector.hits if h.score >= floor - WINDOW_FLOOR_DROP and h.entry_id not in found]

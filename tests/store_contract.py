@@ -328,6 +328,16 @@ class StoreContract:
         assert (counts.facts, counts.fact_versions, counts.entities, counts.pending, counts.audit_rows) == (1, 1, 2, 1, 1)
         assert (counts.first, counts.last) == ("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z")
 
+    def test_entry_ids_between(self, store: Store) -> None:
+        a = add(store, "One.", at="2026-01-01T00:00:00Z")
+        b = add(store, "Two.", type="decision", at="2026-01-02T00:00:00Z")
+        c = add(store, "Three.", type="decision", at="2026-01-03T00:00:00Z")
+        add(store, "Four.", at="2026-02-01T00:00:00Z")
+        assert store.entry_ids_between("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z") == [c, b, a]  # newest first, end excluded
+        assert store.entry_ids_between("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", ["decision"]) == [c, b]
+        assert store.entry_ids_between("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z", limit=1) == [c]
+        assert store.count_entries_between("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z") == 3
+
     # -- transactions and read-only --------------------------------------------------------------
 
     def test_transactions_roll_back_on_error(self, store: Store) -> None:

@@ -115,6 +115,36 @@ def test_a_window_prompt_naming_a_type_keeps_that_type(memory, monkeypatch, prom
     assert {h.entry.type for h in memory.last_retrieval.hits} == {"error", "decision"}
 
 
+@pytest.mark.parametrize(("prompt", "types"), [
+    ("what did we decide in June?", {"decision"}),
+    ("what happened in June?", {"error", "decision"}),
+])
+def test_a_prompt_asking_by_time_alone_is_answered_from_its_window(memory, monkeypatch, prompt: str, types: set[str]) -> None:
+    """"what did we decide yesterday?" says when (and what kind) and nothing else: no word or cosine
+    of an entry can match it, so the window's entries (of the named type) are the answer."""
+    _dated_store(
+        memory, monkeypatch,
+        ("tally importer: crashed with ERR_TALLY_OFFSET on empty log files; fixed by skipping them.",
+         "error", "2026-06-10T10:00:00Z"),
+        ("The release notes are written by whoever cuts the release.", "decision", "2026-06-12T10:00:00Z"),
+        ("Deployments freeze on Fridays after noon.", "decision", "2026-10-12T10:00:00Z"),
+    )
+    memory.retrieve(prompt)
+    hits = memory.last_retrieval.hits
+    assert {h.entry.type for h in hits} == types
+    assert all(h.entry.created_at.startswith("2026-06") for h in hits)
+
+
+def test_asks_by_time_alone() -> None:
+    from crib_plugin.query import prepare
+    from crib_plugin.relevance import asks_by_time_alone
+
+    assert asks_by_time_alone(prepare("what did we decide yesterday?"))
+    assert asks_by_time_alone(prepare("What happened last week?"))
+    assert not asks_by_time_alone(prepare("what did we change in the infrastructure last month?"))
+    assert not asks_by_time_alone(prepare("what did we decide?"))  # no time: nothing to answer from
+
+
 def test_a_window_holding_most_of_the_store_opens_nothing(memory, monkeypatch) -> None:
     monkeypatch.setenv("CRIB_NOW", "2026-03-01T12:00:00Z")
     _write(memory, CODING)

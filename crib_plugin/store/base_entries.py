@@ -115,6 +115,12 @@ class Entries(Protocol):
         """Entries written in ``[start, end)`` (ISO UTC): how selective a prompt's time window is."""
         ...
 
+    def entry_ids_between(self, start: str, end: str, types: Sequence[str] | None = None, limit: int = 50) -> list[int]:
+        """Ids of the entries written in ``[start, end)`` (ISO UTC), of ``types`` when given, newest
+        first, at most ``limit``: what a prompt that asks by time alone ("what did we decide
+        yesterday?") is answered from."""
+        ...
+
     def successor_of(self, entry_id: int) -> int | None:
         """The newest entry along ``entry_id``'s supersession chain; ``None`` when nothing replaced
         it. Must terminate on a cycle."""

@@ -204,6 +204,16 @@ class EntriesMixin:
         """Entries written in ``[start, end)`` (ISO UTC): how selective a prompt's time window is."""
         return int(self.execute("SELECT count(*) FROM entries WHERE created_at >= ? AND created_at < ?", (start, end))[0][0])
 
+    def entry_ids_between(self, start: str, end: str, types: Sequence[str] | None = None, limit: int = 50) -> list[int]:
+        """Ids of the entries written in ``[start, end)``, of ``types`` when given, newest first."""
+        kinds = list(types or ())
+        where = f" AND type IN ({','.join('?' * len(kinds))})" if kinds else ""
+        rows = self.execute(
+            f"SELECT id FROM entries WHERE created_at >= ? AND created_at < ?{where} ORDER BY created_at DESC, id DESC LIMIT ?",
+            (start, end, *kinds, int(limit)),
+        )
+        return [int(r[0]) for r in rows]
+
     def superseded(self, ids: Sequence[int]) -> dict[int, int]:
         """For those of ``ids`` that were superseded, the id of the entry that superseded them."""
         if not ids:
