@@ -35,6 +35,25 @@ def _embedder_check(name: str) -> dict[str, Any]:
     return {"name": name, "ok": True, "note": "provided by a plugin; not checked"}
 
 
+def _model_checks(settings: Any) -> dict[str, dict[str, Any]]:
+    """The extractor in use, and the opt-in models (cue writer, judge) with whether Ollama serves them."""
+    from .judging import judge_choice
+    from .models.ollama_probe import ollama_has_model
+
+    checks: dict[str, dict[str, Any]] = {}
+    extractor, extraction_model = settings.extractor, settings.extraction_model
+    if extractor == "auto":
+        extractor = "ollama" if ollama_has_model(extraction_model) else "rules"
+    checks["extractor"] = {"name": extractor, "model": extraction_model if extractor == "ollama" else None, "ok": True}
+    if settings.cue_model:  # opt-in: a missing model only means memories stored without a cue stay without
+        checks["cue_writer"] = {"model": settings.cue_model, "available": ollama_has_model(settings.cue_model), "ok": True}
+    judge = judge_choice(settings)
+    if judge is not None:  # opt-in: a judge that cannot answer leaves the offline block
+        model = settings.judge_model if judge == "ollama" else None
+        checks["judge"] = {"name": judge, "model": model, "available": ollama_has_model(model) if model else None, "ok": True}
+    return checks
+
+
 def run_doctor() -> dict[str, Any]:
     """Collect every check into one JSON-ready dict."""
     from .models.ollama_probe import list_models, ollama_host
@@ -72,16 +91,8 @@ def run_doctor() -> dict[str, Any]:
     report["database"] = database
     report["embedder"] = _embedder_check(embedder_name)
 
-    from .models.ollama_probe import ollama_has_model
-
     models = list_models(ollama_host())
-    settings = load_settings()
-    extractor, extraction_model = settings.extractor, settings.extraction_model
-    if extractor == "auto":
-        extractor = "ollama" if ollama_has_model(extraction_model) else "rules"
-    report["extractor"] = {"name": extractor, "model": extraction_model if extractor == "ollama" else None, "ok": True}
-    if settings.cue_model:  # opt-in: a missing model only means memories stored without a cue stay without
-        report["cue_writer"] = {"model": settings.cue_model, "available": ollama_has_model(settings.cue_model), "ok": True}
+    report.update(_model_checks(settings))
     report["ollama"] = {
         "host": ollama_host(),
         "reachable": models is not None,

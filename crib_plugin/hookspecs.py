@@ -13,7 +13,7 @@ Hook points (called by hosts: the CLI, the Claude Code adapter, a Python agent l
 
 Extension points (called once per plugin manager, each given a ``register`` callable):
 :func:`register_channels`, :func:`register_embedders`, :func:`register_extractors`,
-:func:`register_rerankers`, :func:`register_types`, :func:`register_commands`. For a name registered twice the first
+:func:`register_rerankers`, :func:`register_judges`, :func:`register_types`, :func:`register_commands`. For a name registered twice the first
 registration wins — user plugins are called before the ``trylast`` built-ins.
 """
 
@@ -70,6 +70,21 @@ def register_rerankers(register: Callable[[str, Callable[[], Any]], None]) -> No
 
     Rerankers only score candidates; they never rewrite memory text. Called once per plugin
     manager; every implementation runs (first registration of a name wins).
+    """
+
+
+@hookspec
+def register_judges(register: Callable[[str, Callable[[], Any]], None]) -> None:
+    """Register judges: ``register(name, factory)``; ``factory()`` returns a
+    :class:`crib_plugin.models.base.Judge`, which picks from the best few candidates the memories
+    that bear on a prompt (``CRIB_JUDGE=<name>``; the built-in ``ollama`` judge runs a local model,
+    ``CRIB_JUDGE_MODEL``).
+
+    :param register: call it once per judge with its name and a factory taking no arguments.
+
+    Judges only read candidates: their picks replace the offline block, made of the stored entries
+    unchanged. Called once per plugin manager; every implementation runs (first registration of a
+    name wins).
     """
 
 

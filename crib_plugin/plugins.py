@@ -104,6 +104,7 @@ class Registry:
     embedders: dict[str, Callable[[], Any]] = field(default_factory=dict)
     extractors: dict[str, Callable[[], Any]] = field(default_factory=dict)
     rerankers: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    judges: dict[str, Callable[[], Any]] = field(default_factory=dict)
     types: dict[str, Any] = field(default_factory=dict)  # name -> entry_types.EntryType
 
     @classmethod
@@ -123,6 +124,7 @@ class Registry:
         pm.hook.register_embedders(register=adder(reg.embedders))
         pm.hook.register_extractors(register=adder(reg.extractors))
         pm.hook.register_rerankers(register=adder(reg.rerankers))
+        pm.hook.register_judges(register=adder(reg.judges))
 
         def add_type(entry_type: Any) -> None:
             from .entry_types import EntryType

@@ -34,10 +34,16 @@ def select(
     """
     from .relevance import close_if_irrelevant
 
+    from .judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
+
     budget = budget or memory.settings.budget
+    judge = configured_judge(memory, retrieval) if per_entry else None
+    pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
     decision = close_if_irrelevant(memory, retrieval)
     if decision.open and per_entry:
         cut_per_entry(memory, retrieval, decision)
+    if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
+        apply_judge(memory, retrieval, pool, judge, memory.settings.judge_deadline)
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
     for hit in retrieval.hits:

@@ -243,3 +243,20 @@ def test_a_cue_model_writes_every_cue_of_the_store_it_builds(subset: Path, tmp_p
         assert entries and all(e.metadata.get("when_by") == "gemma3:1b" and e.metadata["when"].startswith("working on ")
                                for e in entries)
     assert len(fake_ollama_env.requests_to("/api/chat")) == len(entries)
+
+
+def test_judge_ceiling_bench_runs_an_oracle_judge(subset: Path, tmp_path: Path) -> None:
+    """`bench/judge_ceiling.py`: a perfect oracle judge is never wrong; one that picks every
+    candidate (false picks 100 %) injects what is irrelevant and is silent on nothing."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "judge_ceiling.py"
+    result = subprocess.run([sys.executable, str(script), "--data", str(subset), "--cache", str(tmp_path / "cache"),
+                             "--depth", "4", "--errors", "0,1"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in result.stdout.splitlines()
+            if line.startswith("| 4 ")]
+    perfect, everything = rows
+    assert perfect[4] == "100.0" and perfect[5].startswith("100.0")  # precision, silence
+    assert float(everything[4]) < 100 and everything[5].startswith("0.0")

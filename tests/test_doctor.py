@@ -38,6 +38,14 @@ def test_a_cue_model_is_reported_with_whether_ollama_serves_it(fake_ollama_env: 
     assert report["cue_writer"]["available"] is False and report["cue_writer"]["ok"] is True  # opt-in: not a failure
 
 
+def test_a_judge_model_is_reported_with_whether_ollama_serves_it(fake_ollama_env: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "judge" not in run_doctor()  # off by default: nothing probed
+    monkeypatch.setenv("CRIB_JUDGE_MODEL", "gemma3:1b")
+    assert run_doctor()["judge"] == {"name": "ollama", "model": "gemma3:1b", "available": True, "ok": True}
+    monkeypatch.setenv("CRIB_JUDGE_MODEL", "no-such-model")
+    assert run_doctor()["judge"]["available"] is False
+
+
 def test_ok_is_false_when_a_section_fails(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from crib_plugin.store import sqlite
 

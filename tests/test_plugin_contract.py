@@ -22,7 +22,7 @@ from crib_plugin.channels.base import ranked
 from crib_plugin.plugins import get_plugin_manager
 from crib_plugin.records import ChannelResult, Entry, Query, Triple
 
-HOOKS = {"register_channels", "register_embedders", "register_extractors", "register_rerankers",
+HOOKS = {"register_channels", "register_embedders", "register_extractors", "register_rerankers", "register_judges",
          "register_commands", "on_prompt", "on_store", "on_response"}
 
 
@@ -140,7 +140,7 @@ def test_a_failing_index_is_rolled_back_alone_and_noted(db: Path, global_plugin:
         assert not memory.store.execute("SELECT name FROM sqlite_master WHERE name = 'half'")
 
 
-# -- register_embedders / register_extractors / register_rerankers -------------------------------
+# -- register_embedders / register_extractors / register_rerankers / register_judges --------------
 
 
 def test_register_embedders_adds_a_named_embedder(db: Path, global_plugin: Any, fake_embedder: Any) -> None:
@@ -185,6 +185,33 @@ def test_register_rerankers_adds_a_named_reranker(db: Path, global_plugin: Any) 
     global_plugin(Plugin(), "reranker")
     with Memory(db) as memory:
         assert memory.registry.make("rerankers", "BY-LENGTH").score("q", ["a", "bbb"]) == [1.0, 3.0]
+
+
+def test_register_judges_adds_a_judge_that_picks_the_block(db: Path, global_plugin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CRIB_JUDGE=<name>`: the plugin's judge sees the prompt and the candidates, and its picks are
+    the block — here the docs memory, which the offline gate would never inject for this prompt."""
+    seen: list[tuple[str, int]] = []
+
+    class LastJudge:
+        depth = 3
+
+        def pick(self, prompt: str, candidates: list[Any]) -> list[int]:
+            seen.append((prompt, len(candidates)))
+            return [i for i, c in enumerate(candidates) if "mkdocs" in c.content]
+
+    class Plugin:
+        @hookimpl
+        def register_judges(self, register: Any) -> None:
+            register("docs-only", LastJudge)
+
+    global_plugin(Plugin(), "judge")
+    monkeypatch.setenv("CRIB_JUDGE", "docs-only")
+    with Memory(db) as memory:
+        memory.write("The docs site is built with mkdocs-material and published on every tag.")
+        memory.write("We chose SQLite for storage.", type="decision")
+        block = memory.retrieve("how do I make the pages look nicer?")
+    assert "mkdocs-material" in block and "SQLite" not in block
+    assert seen == [("how do I make the pages look nicer?", 2)]
 
 
 # -- register_commands: built-ins and plugins alike ----------------------------------------------

@@ -42,31 +42,41 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
 @click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
 @click.option("--cue-model", default=None, help="coding: let this Ollama model write every memory's recall cue instead (CRIB_CUE_MODEL).")
+@click.option("--judge-model", default=None, help="Let this Ollama model pick each block from the best candidates (CRIB_JUDGE_MODEL).")
 @now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
-          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None) -> None:
+          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None, judge_model: str | None) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
     search hit@k per channel and latency on the coding-agent memory, per prompt kind.
     """
-    if eval_set == "coding":
-        from ..evaluation import coding
+    from ..config import overriding
 
-        report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
-                            cue_model=cue_model)
-        click.echo(report.table(offenders=offenders))
-        if json_out:
-            coding.write_json(report, json_out)
-        return
-    from ..evaluation import locomo
+    with overriding("CRIB_JUDGE_MODEL", judge_model):
+        if eval_set == "coding":
+            _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
+            return
+        from ..evaluation import locomo
 
-    path = data or locomo.default_data_path()
-    convs = locomo.load(path)[:conversations]
-    progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
-    stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
-    locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
-    click.echo(locomo_report.table())
+        path = data or locomo.default_data_path()
+        convs = locomo.load(path)[:conversations]
+        progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
+        stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
+        locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
+        click.echo(locomo_report.table())
+
+
+def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, offenders: int, cues: bool,
+                 cue_model: str | None) -> None:
+    """``crib eval --set coding``: the coding-agent evaluation's table (and JSON)."""
+    from ..evaluation import coding
+
+    report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
+                        cue_model=cue_model)
+    click.echo(report.table(offenders=offenders))
+    if json_out:
+        coding.write_json(report, json_out)
 
 
 

@@ -1,4 +1,4 @@
-"""The interfaces every embedder, extractor and reranker implements.
+"""The interfaces every embedder, extractor, reranker and judge implements.
 
 Plugins register implementations through the ``register_embedders`` / ``register_extractors`` /
 ``register_rerankers`` hooks; the rest of crib only ever sees these protocols.
@@ -6,6 +6,7 @@ Plugins register implementations through the ``register_embedders`` / ``register
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the prefetch worker embeds without
@@ -60,6 +61,27 @@ class Reranker(Protocol):
 
     def score(self, query: str, candidates: Sequence[str]) -> list[float]:
         """One relevance score per candidate, higher is better."""
+        ...
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What a judge is shown of one memory: its type, its text and its recall cue (may be empty)."""
+
+    type: str
+    content: str
+    cue: str = ""
+
+
+class Judge(Protocol):
+    """Picks, from a few candidate memories, those that bear on a prompt (``CRIB_JUDGE``,
+    :mod:`crib_plugin.judging`); reads them, never rewrites them. A judge may also have a ``depth``
+    attribute: how many candidates it wants to be shown (default
+    :data:`crib_plugin.judging.JUDGE_DEPTH`)."""
+
+    def pick(self, prompt: str, candidates: Sequence[Candidate]) -> list[int]:
+        """The candidates (0-based) that bear on ``prompt``; ``[]`` when none does. Raises
+        ModelError / ModelUnavailable when it cannot say."""
         ...
 
 

@@ -65,3 +65,14 @@ def register_extractors(register: Register) -> None:
 @hookimpl(trylast=True)
 def register_rerankers(register: Register) -> None:
     register("ollama", _ollama_reranker)
+
+
+def _ollama_judge() -> Any:
+    from .ollama.judge import OllamaJudge
+
+    return OllamaJudge()
+
+
+@hookimpl(trylast=True)
+def register_judges(register: Register) -> None:
+    register("ollama", _ollama_judge)

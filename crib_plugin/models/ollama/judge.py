@@ -1,0 +1,106 @@
+"""The Ollama relevance judge: a local model picks, from the best few candidates, the memories that
+bear on the prompt (``CRIB_JUDGE_MODEL``, opt-in).
+
+What the offline retrieval cannot see is meaning it has no words or vectors for: "add lodash to
+apps/web" is about adding a dependency, "install httpx" about a Python package. A small local
+model knows that. It is shown the prompt and at most :data:`~crib_plugin.judging.JUDGE_DEPTH`
+numbered candidates (type, text and the memory's recall cue, each cut to
+:data:`CANDIDATE_CHARS`), in one JSON-schema-constrained chat at temperature 0 with a fixed seed,
+and answers ``{"relevant": [numbers]}`` — ``[]`` when none applies. It only reads the candidates:
+it never returns, edits or stores memory text. A reply naming a number outside the list, or not of
+that shape, is a :class:`~crib_plugin.errors.ModelError`, and the caller keeps the offline block.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ...errors import ConfigError, ModelError
+from ..base import Candidate
+from ..ollama_host import ollama_timeout
+from .client import RERANK_TIMEOUT, SEED, _configured, _OllamaBase
+
+CANDIDATE_CHARS = 400
+"""Characters of a candidate's text shown to the model (its cue is shown whole: at most 500)."""
+
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"relevant": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
+    "required": ["relevant"],
+    "additionalProperties": False,
+}
+"""The JSON schema sent in ``format``; Ollama constrains decoding to it and crib re-checks the reply."""
+
+JUDGE_SYSTEM_PROMPT = """\
+You help an AI coding agent use its memory of earlier sessions. You get the user's prompt and
+numbered memories. Pick the memories the agent must know to act on this prompt: one that answers
+the question, or that changes how the task should be done (a decision, a known error and its fix,
+a correction, the user's preference for this kind of work). A memory that is only about the same
+project or topic is not relevant. Most prompts need zero, one or two memories.
+Answer only with JSON {"relevant": [numbers]}; {"relevant": []} when none applies."""
+
+
+def candidate_line(number: int, candidate: Candidate) -> str:
+    """One numbered line of the listing the model reads."""
+    text = " ".join(candidate.content.split())[:CANDIDATE_CHARS]
+    cue = f" (comes back when: {' '.join(candidate.cue.split())})" if candidate.cue else ""
+    return f"{number}. [{candidate.type}] {text}{cue}"
+
+
+def parse_picks(content: Any, count: int) -> list[int]:
+    """The picked candidates (0-based, in the order given, no repeats) in a judge reply
+    (``{"relevant": [1, 3]}``, as text or parsed); ModelError for anything else."""
+    try:
+        data = json.loads(content) if isinstance(content, str) else content
+    except (ValueError, RecursionError):
+        raise ModelError("judge reply is not JSON") from None
+    picks = data.get("relevant") if isinstance(data, dict) else None
+    if not isinstance(picks, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in picks):
+        raise ModelError("judge reply has no 'relevant' list of numbers")
+    if any(not 1 <= p <= count for p in picks):
+        raise ModelError(f"judge reply names a memory outside 1–{count}")
+    return list(dict.fromkeys(p - 1 for p in picks))
+
+
+class OllamaJudge(_OllamaBase):
+    """Picks the candidates that bear on a prompt with a local model (``CRIB_JUDGE_MODEL``)."""
+
+    role = "judge"
+
+    def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None) -> None:
+        model = model or _configured("judge_model")
+        if not model:
+            raise ConfigError("the ollama judge needs CRIB_JUDGE_MODEL: the Ollama model that picks the block (e.g. qwen2.5:3b)")
+        super().__init__(
+            model,
+            host,
+            timeout if timeout is not None else ollama_timeout(RERANK_TIMEOUT),
+        )
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Sampling options sent with every request (fixed, so the same prompt gets the same picks)."""
+        return {"temperature": 0, "seed": SEED, "num_predict": 48}
+
+    def messages(self, prompt: str, candidates: Sequence[Candidate]) -> list[dict[str, str]]:
+        listing = "\n".join(candidate_line(i, c) for i, c in enumerate(candidates, start=1))
+        return [
+            {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+            {"role": "user", "content": f"Prompt: {' '.join(prompt.split())}\n\nMemories:\n{listing}"},
+        ]
+
+    def pick(self, prompt: str, candidates: Sequence[Candidate]) -> list[int]:
+        """The candidates (0-based) that bear on ``prompt``; ``[]`` when none does.
+        ModelUnavailable / ModelError when the model cannot say."""
+        if not candidates:
+            return []
+        response = self._call(
+            "judge",
+            lambda: self.client.chat(
+                model=self.model, messages=self.messages(prompt, candidates), format=JUDGE_SCHEMA,
+                options=self.options, stream=False,
+            ),
+        )
+        content = response.message.content if response.message is not None else None
+        return parse_picks(content.strip() if isinstance(content, str) else content, len(candidates))

@@ -1,0 +1,167 @@
+"""The judge (``CRIB_JUDGE`` / ``CRIB_JUDGE_MODEL``): a model picks the block from the offline block
+and the best candidates from before the gate — against the loopback fake Ollama, plus one test
+against a real Ollama that skips unless ``OLLAMA_HOST`` answers with the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crib_plugin.errors import ModelError
+from crib_plugin.models.base import Candidate
+from crib_plugin.models.ollama.judge import JUDGE_SCHEMA, OllamaJudge, parse_picks
+
+try:
+    from fake_ollama import FakeOllama
+except ImportError:  # pragma: no cover - run from the repository root
+    from tests.fake_ollama import FakeOllama
+
+MODEL = "qwen2.5:3b"
+_LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import: the autouse fixture clears it per test
+
+MEMORIES = [
+    ("preference", "Don't add new dependencies without asking first; say which package and its licence.",
+     "adding a new dependency or library to any project"),
+    ("decision", "The billing service uses PostgreSQL 15 with asyncpg.", "choosing the billing database"),
+    ("error", "ERR_DOCKET_LEASE_7 when two workers claimed the same job; fixed with a compare-and-swap update.", ""),
+    ("note", "The docs site is built with mkdocs-material and published on every tag.", ""),
+]
+SHUT_PROMPT = "add lodash to apps/web for a debounce helper"  # no word, no cosine: the offline gate shuts
+
+
+@pytest.fixture
+def judged(fake_ollama_env: FakeOllama, monkeypatch: pytest.MonkeyPatch, memory: Any) -> FakeOllama:
+    """A store of :data:`MEMORIES` and ``CRIB_JUDGE_MODEL`` set (the memory re-reads its settings)."""
+    for kind, text, cue in MEMORIES:
+        memory.write(text, type=kind, metadata={"when": cue} if cue else None)
+    fake_ollama_env.add_model(MODEL)
+    monkeypatch.setenv("CRIB_JUDGE_MODEL", MODEL)
+    _reload_settings(memory)
+    return fake_ollama_env
+
+
+def _asked(fake: FakeOllama) -> list[Any]:
+    """The judge's requests (writes with Ollama answering also chat, to extract facts)."""
+    return [r for r in fake.requests_to("/api/chat") if r.json.get("format") == JUDGE_SCHEMA]
+
+
+def _reload_settings(memory: Any) -> None:
+    from crib_plugin.config import get_settings
+
+    memory.settings = get_settings()
+
+
+def _pick_lines_with(word: str) -> Any:
+    """A fake reply: the numbers of the listed memories whose line contains ``word``."""
+    def reply(request: Any) -> dict[str, list[int]]:
+        listing = request.json["messages"][-1]["content"]
+        return {"relevant": [int(n) for n, line in re.findall(r"^(\d+)\. (.*)$", listing, re.M) if word in line]}
+    return reply
+
+
+def test_a_reply_is_parsed_and_anything_else_refused() -> None:
+    assert parse_picks('{"relevant": [2, 1, 2]}', 3) == [1, 0]  # 0-based, no repeats, in the order given
+    assert parse_picks({"relevant": []}, 3) == []
+    for bad in ("not json", '{"relevant": "1"}', '{"relevant": [true]}', '{"picks": [1]}', '{"relevant": [4]}', '{"relevant": [0]}'):
+        with pytest.raises(ModelError):
+            parse_picks(bad, 3)
+
+
+def test_the_judge_opens_a_prompt_the_gate_shut_on(judged: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    judged.respond_with(_pick_lines_with("dependencies"))
+    block = memory.retrieve(SHUT_PROMPT)
+    assert "without asking first" in block and "PostgreSQL" not in block
+    (request,) = _asked(judged)
+    body = request.json
+    assert body["format"] == JUDGE_SCHEMA and body["options"]["temperature"] == 0 and body["model"] == MODEL
+    listing = body["messages"][-1]["content"]
+    assert SHUT_PROMPT in listing and "(comes back when: adding a new dependency" in listing  # the cue helps the model
+    assert any("picked by judge" in why and "offline cut had left it out" in why for _, why in memory.last_retrieval.notes)
+    monkeypatch.delenv("CRIB_JUDGE_MODEL")
+    _reload_settings(memory)
+    assert memory.retrieve(SHUT_PROMPT) == ""  # offline: the gate shuts on it
+
+
+def test_an_empty_pick_silences_what_the_offline_block_would_inject(judged: FakeOllama, memory: Any) -> None:
+    judged.script({"relevant": []})
+    assert memory.retrieve("ERR_DOCKET_LEASE_7 again") == ""
+    assert any("did not pick it" in why for _, why in memory.last_retrieval.dropped)
+
+
+@pytest.mark.parametrize("fault", ["http", "malformed", "slow", "out of range"])
+def test_a_failing_judge_keeps_the_offline_block(judged: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    if fault == "http":
+        judged.fail(500, path="/api/chat")
+    elif fault == "malformed":
+        judged.malformed(path="/api/chat")
+    elif fault == "slow":
+        monkeypatch.setenv("CRIB_JUDGE_DEADLINE", "0.3")
+        _reload_settings(memory)
+        judged.slow(3, path="/api/chat")
+    else:
+        judged.script({"relevant": [99]})
+    block = memory.retrieve("ERR_DOCKET_LEASE_7 again")
+    assert "compare-and-swap" in block
+    assert any("failed open, the offline block kept" in why for _, why in memory.last_retrieval.notes)
+
+
+def test_nothing_is_asked_without_the_setting(fake_ollama_env: FakeOllama, memory: Any) -> None:
+    memory.write("ERR_DOCKET_LEASE_7 when two workers claimed the same job.", type="error")
+    assert "ERR_DOCKET_LEASE_7" in memory.retrieve("ERR_DOCKET_LEASE_7 again")
+    assert _asked(fake_ollama_env) == []
+
+
+def test_the_ollama_judge_needs_its_model(fake_ollama_env: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory.write("ERR_DOCKET_LEASE_7 when two workers claimed the same job.", type="error")
+    monkeypatch.setenv("CRIB_JUDGE", "ollama")
+    _reload_settings(memory)
+    assert "ERR_DOCKET_LEASE_7" in memory.retrieve("ERR_DOCKET_LEASE_7 again")
+    assert any("needs CRIB_JUDGE_MODEL" in why for _, why in memory.last_retrieval.notes)
+    assert _asked(fake_ollama_env) == []
+
+
+def test_explain_shows_the_judge(judged: FakeOllama, crib: Any, db: Path) -> None:
+    judged.respond_with(_pick_lines_with("dependencies"))
+    result = crib("retrieve", "--explain", input=SHUT_PROMPT, env={"CRIB_DB": str(db), "CRIB_JUDGE_MODEL": MODEL})
+    assert "without asking first" in result.stdout
+    assert "picked by judge qwen2.5:3b" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_eval_judge_model_runs_the_coding_set_through_the_judge(fake_ollama_env: FakeOllama, tmp_path: Path) -> None:
+    """`crib eval --set coding --judge-model M`: every prompt's block is the judge's (here: nothing)."""
+    from click.testing import CliRunner
+
+    from crib_plugin.cli import _load_plugin_commands, cli
+
+    _load_plugin_commands()
+    fake_ollama_env.add_model(MODEL)
+    fake_ollama_env.respond_with(lambda req: {"relevant": []})
+    result = CliRunner().invoke(cli, ["eval", "--set", "coding", "--split", "test", "--cache", str(tmp_path), "--judge-model", MODEL,
+                                      "--json", str(tmp_path / "out.json")])
+    assert result.exit_code == 0, result.output
+    prompts = json.loads((tmp_path / "out.json").read_text())["prompts"]
+    assert prompts and all(p["injected"] == [] for p in prompts)  # the judge picked nothing, every time
+    assert len(_asked(fake_ollama_env)) >= len(prompts) // 2
+    assert "CRIB_JUDGE_MODEL" not in os.environ  # set for the run only
+
+
+@pytest.mark.ollama_live
+def test_live_judge_picks_within_range_and_is_deterministic() -> None:
+    if not _LIVE_HOST:
+        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
+    from crib_plugin.models.ollama_host import model_available, probe_ollama
+
+    model = os.environ.get("CRIB_JUDGE_MODEL") or MODEL
+    info = probe_ollama(_LIVE_HOST, timeout=2.0)
+    if not info["reachable"] or not model_available(model, info["models"]):
+        pytest.skip(f"no real Ollama with {model} at {_LIVE_HOST}")
+    judge = OllamaJudge(model=model, host=_LIVE_HOST, timeout=120)
+    candidates = [Candidate(kind, text, cue) for kind, text, cue in MEMORIES]
+    first = judge.pick(SHUT_PROMPT, candidates)
+    assert first == judge.pick(SHUT_PROMPT, candidates) and all(0 <= i < len(candidates) for i in first)
