@@ -119,10 +119,12 @@ class Settings:
     @classmethod
     def for_eval(cls, db: Path) -> "Settings":
         """Defaults for a measurement store at ``db``, keeping only which extractor to use from the
-        environment (as before: the evaluation's figures must not move with ``CRIB_CHANNEL`` etc.)."""
+        environment (as before: the evaluation's figures must not move with ``CRIB_CHANNEL`` etc.),
+        and the judge, which is what ``crib eval --judge-model`` measures."""
         current = get_settings()
         # CRIB_EMBEDDER too: the stores' cache paths are keyed by it (an e5 run built MiniLM stores)
-        return cls(db=db, extractor=current.extractor, extraction_model=current.extraction_model, embedder=current.embedder)
+        return cls(db=db, extractor=current.extractor, extraction_model=current.extraction_model, embedder=current.embedder,
+                   judge=current.judge, judge_model=current.judge_model, judge_deadline=current.judge_deadline)
 
     def source(self, name: str) -> str:
         """Where the field ``name`` came from: ``env``, ``project file``, ``user file`` or ``default``."""

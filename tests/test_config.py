@@ -156,3 +156,14 @@ def test_the_user_file_is_where_platformdirs_says(monkeypatch: pytest.MonkeyPatc
     for xdg in (str(tmp_path / "xdg"), ""):
         monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
         assert config.user_config_file() == Path(platformdirs.user_config_dir("crib")) / "config.toml"
+
+
+def test_eval_settings_keep_the_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`crib eval --judge-model M` on LoCoMo: its stores open with Settings.for_eval, which must keep
+    the judge (and nothing else a user set, such as CRIB_CHANNEL)."""
+    monkeypatch.setenv("CRIB_JUDGE_MODEL", "qwen2.5:3b")
+    monkeypatch.setenv("CRIB_JUDGE_DEADLINE", "9")
+    monkeypatch.setenv("CRIB_CHANNEL", "fts")
+    settings = Settings.for_eval(tmp_path / "x.db")
+    assert (settings.judge, settings.judge_model, settings.judge_deadline) == ("auto", "qwen2.5:3b", 9.0)
+    assert settings.channels != ["fts"]
