@@ -89,7 +89,7 @@ class Settings:
     judge_model: str | None = setting("CRIB_JUDGE_MODEL", text, None, "Ollama model of the `ollama` judge; setting it makes `auto` use it", shown="— (off)")
     judge_deadline: float = setting("CRIB_JUDGE_DEADLINE", number(float, 0, strict=True), 1.5, "seconds the judge model may take before the offline block is kept")
     ollama_host: str | None = setting("OLLAMA_HOST", text, None, "Ollama server", shown="`http://127.0.0.1:11434`")
-    ollama_timeout: float | None = setting("CRIB_OLLAMA_TIMEOUT", number(float, 0, strict=True), None, "per-request Ollama timeout in seconds", shown="2 s embed/rerank, 30 s extract")
+    ollama_timeout: float | None = setting("CRIB_OLLAMA_TIMEOUT", number(float, 0, strict=True), None, "per-request Ollama timeout in seconds", shown="2 s embed/rerank, 30 s extract, `CRIB_JUDGE_DEADLINE` judge")
     channels: list[str] | None = setting("CRIB_CHANNEL", parse_channels, None, "channels to run, a comma list: `triples`, `fts`, `vector` (or a plugin's)", shown="all")
     budget: int = setting("CRIB_BUDGET", number(int, 200), DEFAULT_BUDGET, "characters in the injected block")
     thread: str | None = setting("CRIB_THREAD", text, None, "thread for `crib write`")

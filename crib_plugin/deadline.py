@@ -33,6 +33,25 @@ MAX_STARTUP = 1.5  # seconds of process age counted against the budget at most (
 # process calling run_hook, e.g. a test runner, is not a hook that started late)
 
 
+ANSWER_MARGIN = 0.15  # seconds a stage that waits on a model leaves for rendering and answering
+
+_hard_deadline: float | None = None  # time.monotonic() at which this hook's child is killed
+
+
+def remaining() -> float | None:
+    """Seconds left before the running hook's hard deadline; ``None`` outside a hook (a CLI
+    command, an agent loop), where nothing kills the process."""
+    return None if _hard_deadline is None else _hard_deadline - time.monotonic()
+
+
+def capped(seconds: float, margin: float = ANSWER_MARGIN) -> float:
+    """``seconds``, or less when the running hook's deadline comes sooner: a stage that waits on a
+    model (the judge, a model reranker) gives up in time for the offline answer to be printed,
+    instead of the whole hook being killed with nothing printed."""
+    left = remaining()
+    return seconds if left is None else max(0.0, min(seconds, left - margin))
+
+
 def supported() -> bool:
     """Whether the hard deadline can be used here (POSIX ``fork``)."""
     return hasattr(os, "fork") and hasattr(os, "killpg")
@@ -70,7 +89,9 @@ def run_in_child(
     deadline the child's process group is killed, ``on_timeout(notes so far)`` runs and nothing is
     printed. Always returns 0; never raises.
     """
+    global _hard_deadline
     deadline = time.monotonic() + max(0.05, timeout - process_age() - EXIT_MARGIN)
+    _hard_deadline = deadline  # the child inherits it (remaining(), capped())
     for stream in (stdout, sys.stderr):
         try:
             stream.flush()  # nothing buffered may be written twice (once by each process)
@@ -82,6 +103,7 @@ def run_in_child(
         os.close(read_end)
         _child(answer, write_end)
     os.close(write_end)
+    _hard_deadline = None  # the parent only waits
     try:
         os.setpgid(pid, pid)  # also here: the child may not have done it yet when the deadline comes
     except OSError:

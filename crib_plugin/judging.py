@@ -11,8 +11,9 @@ answer prompts the gate shut on; its picks replace the offline block, and ``[]``
 injected.
 
 It fails open: no model, a model Ollama does not serve, an error, a malformed reply or no answer
-within :data:`~crib_plugin.config.Settings.judge_deadline` seconds (``CRIB_JUDGE_DEADLINE``) keeps
-the offline block and adds a note that ``--explain`` shows. The judge only reads the candidates;
+within ``CRIB_JUDGE_DEADLINE`` seconds — less inside a Claude Code hook when its own deadline
+comes sooner (:func:`crib_plugin.deadline.capped`) — keeps the offline block and adds a note that
+``--explain`` shows. The judge only reads the candidates;
 the block is still made of the stored entries, unchanged.
 """
 
@@ -97,6 +98,9 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
     pool = [*retrieval.hits, *(h for h in pool if h.entry.id not in block)]
     if not pool:
         return True
+    if deadline <= 0:
+        retrieval.notes.append((0, f"judge {name} not asked: no time left in the hook's budget; the offline block kept"))
+        return False
     candidates = [Candidate(h.entry.type, h.entry.content, cue_of(h.entry.metadata) or "") for h in pool]
     try:
         picks = _within(deadline, lambda: judge.pick(retrieval.query.text, candidates))

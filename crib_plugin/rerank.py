@@ -110,9 +110,11 @@ def reranker_choice(environ: dict[str, str] | None = None) -> str:
 
 
 def _deadline() -> float:
+    """``CRIB_RERANK_DEADLINE``, or less when the running hook's own deadline comes sooner."""
     from .config import get_settings
+    from .deadline import capped
 
-    return float(get_settings().rerank_deadline)
+    return capped(float(get_settings().rerank_deadline))
 
 
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:

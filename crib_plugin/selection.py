@@ -34,6 +34,7 @@ def select(
     """
     from .relevance import close_if_irrelevant
 
+    from .deadline import capped
     from .judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
 
     budget = budget or memory.settings.budget
@@ -43,7 +44,7 @@ def select(
     if decision.open and per_entry:
         cut_per_entry(memory, retrieval, decision)
     if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
-        apply_judge(memory, retrieval, pool, judge, memory.settings.judge_deadline)
+        apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
     for hit in retrieval.hits:

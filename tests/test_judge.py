@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,33 @@ def test_a_failing_judge_keeps_the_offline_block(judged: FakeOllama, memory: Any
     block = memory.retrieve("ERR_DOCKET_LEASE_7 again")
     assert "compare-and-swap" in block
     assert any("failed open, the offline block kept" in why for _, why in memory.last_retrieval.notes)
+
+
+def test_the_judge_gives_up_in_time_for_the_hook_s_own_deadline(judged: FakeOllama, memory: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a hook, the judge waits only as long as the hook's deadline allows, so the offline
+    block is still printed (the hook itself would be killed, printing nothing)."""
+    from crib_plugin import deadline
+
+    judged.slow(3, path="/api/chat")
+    monkeypatch.setattr(deadline, "_hard_deadline", time.monotonic() + 0.6)
+    assert "compare-and-swap" in memory.retrieve("ERR_DOCKET_LEASE_7 again")
+    (note,) = [why for _, why in memory.last_retrieval.notes if "failed open" in why]
+    waited = float(re.search(r"within ([\d.]+)s", note).group(1))
+    assert waited < 0.6  # not CRIB_JUDGE_DEADLINE's 1.5
+    monkeypatch.setattr(deadline, "_hard_deadline", time.monotonic() - 1)
+    assert "compare-and-swap" in memory.retrieve("ERR_DOCKET_LEASE_7 again")
+    assert any("no time left in the hook's budget" in why for _, why in memory.last_retrieval.notes)
+
+
+def test_a_slow_judge_never_costs_the_hook_its_answer(judged: FakeOllama, crib_cold: Any, db: Path) -> None:
+    """The real hook in a fresh process: a judge that would take 10 s, allowed 30, within a 3 s hook."""
+    judged.slow(10, path="/api/chat")
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "ERR_DOCKET_LEASE_7 again",
+                          "cwd": os.getcwd(), "permission_mode": "default"})
+    result = crib_cold("hook", "user-prompt-submit", input=payload,
+                       env={"CRIB_DB": str(db), "CRIB_JUDGE_MODEL": MODEL, "CRIB_JUDGE_DEADLINE": "30", "CRIB_HOOK_TIMEOUT": "3"})
+    assert result.returncode == 0 and "compare-and-swap" in result.stdout
 
 
 def test_nothing_is_asked_without_the_setting(fake_ollama_env: FakeOllama, memory: Any) -> None:

@@ -270,6 +270,20 @@ def test_ollama_too_slow_keeps_fused_order(memory: Memory, fake_ollama_env, monk
     assert any(re.search(r"failed open.*within 0.3s", note) for _, note in chosen.notes)
 
 
+def test_inside_a_hook_the_model_reranker_gives_up_by_the_hook_s_deadline(memory: Memory, fake_ollama_env, monkeypatch) -> None:
+    """CRIB_RERANK_DEADLINE is 3 s by default, longer than a hook's 2 s budget: inside a hook the
+    reranker stops in time for the fused order to be printed (crib_plugin.deadline.capped)."""
+    from crib_plugin import deadline
+
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")
+    fake_ollama_env.slow(5, path="/api/chat")
+    retrieval, _ = _over_budget_retrieval(memory)
+    monkeypatch.setattr(deadline, "_hard_deadline", time.monotonic() + 0.5)
+    chosen = memory.select(retrieval, max_items=2)
+    (note,) = [n for _, n in chosen.notes if "failed open" in n]
+    assert float(re.search(r"within ([\d.]+)s", note).group(1)) < 0.5
+
+
 def test_ollama_not_answering_falls_back_to_offline(memory: Memory, monkeypatch) -> None:
     monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")  # OLLAMA_HOST points at a closed port
     retrieval, _ = _over_budget_retrieval(memory)

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from ...errors import ConfigError, ModelError
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
-from .client import RERANK_TIMEOUT, SEED, _configured, _OllamaBase
+from .client import SEED, _configured, _OllamaBase
 
 CANDIDATE_CHARS = 400
 """Characters of a candidate's text shown to the model (its cue is shown whole: at most 500)."""
@@ -75,7 +75,8 @@ class OllamaJudge(_OllamaBase):
         super().__init__(
             model,
             host,
-            timeout if timeout is not None else ollama_timeout(RERANK_TIMEOUT),
+            # the request may take as long as the judge may (CRIB_JUDGE_DEADLINE), unless CRIB_OLLAMA_TIMEOUT says otherwise
+            timeout if timeout is not None else ollama_timeout(float(_configured("judge_deadline"))),
         )
 
     @property
