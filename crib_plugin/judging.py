@@ -79,11 +79,10 @@ def configured_judge(memory: "Memory", retrieval: Retrieval) -> "Judge | None":
     name = judge_choice(memory.settings)
     if name is None:
         return None
-    try:
-        return memory.registry.make("judges", name)
-    except Exception as exc:  # unknown name or a plugin's broken factory
-        retrieval.notes.append((0, f"judge {name!r} unavailable ({exc}); the offline block kept"))
-        return None
+    judge, why = memory.registry.try_make("judges", name)
+    if judge is None:
+        retrieval.notes.append((0, f"judge {name!r} unavailable ({why}); the offline block kept"))
+    return judge
 
 
 def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: "Judge", deadline: float) -> bool:

@@ -145,6 +145,14 @@ class Registry:
             raise ConfigError(f"unknown {kind[:-1]} {name!r} (registered: {known})")
         return factory()
 
+    def try_make(self, kind: str, name: str) -> tuple[Any | None, str | None]:
+        """:meth:`make`, failing open: ``(instance, None)``, or ``(None, why)`` for an unknown name
+        or a plugin's broken factory — for optional stages (rerankers, judges) that fall back."""
+        try:
+            return self.make(kind, name), None
+        except Exception as exc:  # noqa: BLE001 - a third party's factory may raise anything
+            return None, str(exc)
+
 
 _registries: "weakref.WeakKeyDictionary[pluggy.PluginManager, tuple[int, Registry]]" = weakref.WeakKeyDictionary()
 

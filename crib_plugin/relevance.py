@@ -33,9 +33,9 @@ from .limits import MAX_SCAN_CHARS
 from .prompt_kind import prompt_kind
 from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Query, Retrieval
-from .temporal import find_time_expression
 from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
+from .temporal import find_time_expression
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 

@@ -128,11 +128,10 @@ def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | 
         if not ollama_has_model(model):
             report.notes.append((0, f"rerank: Ollama model {model} not answering; offline MMR instead"))
             return None
-    try:
-        return memory.registry.make("rerankers", name)
-    except Exception as exc:  # unknown name or a plugin's broken factory
-        report.notes.append((0, f"rerank: reranker {name!r} unavailable ({exc}); offline MMR instead"))
-        return None
+    reranker, why = memory.registry.try_make("rerankers", name)
+    if reranker is None:
+        report.notes.append((0, f"rerank: reranker {name!r} unavailable ({why}); offline MMR instead"))
+    return reranker
 
 
 # -- the model path --------------------------------------------------------------------------------

@@ -32,10 +32,9 @@ def select(
     ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
     uses it to measure what the cut changes.
     """
-    from .relevance import close_if_irrelevant
-
     from .deadline import capped
     from .judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
+    from .relevance import close_if_irrelevant
 
     budget = budget or memory.settings.budget
     judge = configured_judge(memory, retrieval) if per_entry else None

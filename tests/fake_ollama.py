@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import re
 import socket
 import threading
@@ -55,6 +56,7 @@ except ImportError:  # pragma: no cover - CLI use without pytest
     pytest = None  # type: ignore[assignment]
 
 FAKE_VERSION = "0.12.6"
+LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import, before the fixtures point it at a fake
 GENERATION_PATHS = ("/api/chat", "/api/generate")
 EMBED_PATHS = ("/api/embed", "/api/embeddings")
 _NOMIC_PREFIX = re.compile(r"^\s*(search_document|search_query|clustering|classification)\s*:\s*", re.I)
@@ -170,6 +172,19 @@ class FakeModel:
                 "quantization_level": self.quantization_level,
             },
         }
+
+
+def live_host(model: str) -> str:
+    """The real Ollama at ``$OLLAMA_HOST`` (as set when the tests started) when it serves ``model``;
+    the calling test is skipped otherwise — crib's tests never need one."""
+    if not LIVE_HOST:
+        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
+    from crib_plugin.models.ollama_host import model_available, probe_ollama
+
+    info = probe_ollama(LIVE_HOST, timeout=2.0)
+    if not info["reachable"] or not model_available(model, info["models"]):
+        pytest.skip(f"no real Ollama with {model} at {LIVE_HOST}")
+    return LIVE_HOST
 
 
 def default_models() -> list[FakeModel]:

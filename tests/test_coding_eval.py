@@ -260,3 +260,25 @@ def test_judge_ceiling_bench_runs_an_oracle_judge(subset: Path, tmp_path: Path) 
     perfect, everything = rows
     assert perfect[4] == "100.0" and perfect[5].startswith("100.0")  # precision, silence
     assert float(everything[4]) < 100 and everything[5].startswith("0.0")
+
+
+def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path: Path, fake_ollama_env: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`crib eval --set coding --judge-model M`: every prompt's block is the judge's (here: nothing)."""
+    from click.testing import CliRunner
+
+    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.models.ollama.judge import JUDGE_SCHEMA
+
+    _load_plugin_commands()
+    monkeypatch.setattr(coding, "DATA_DIR", subset)
+    fake_ollama_env.add_model("qwen2.5:3b")
+    fake_ollama_env.respond_with(lambda req: {"relevant": []})
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(cli, ["eval", "--set", "coding", "--cache", str(tmp_path / "cache"), "--judge-model", "qwen2.5:3b", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    prompts = json.loads(out.read_text())["prompts"]
+    assert len(prompts) == 5 and all(p["injected"] == [] for p in prompts)  # the judge picked nothing, every time
+    asked = [r for r in fake_ollama_env.requests_to("/api/chat") if r.json.get("format") == JUDGE_SCHEMA]
+    assert len(asked) == len(prompts)
+    assert "CRIB_JUDGE_MODEL" not in os.environ  # set for the run only

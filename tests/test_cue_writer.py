@@ -15,14 +15,13 @@ from crib_plugin.errors import ModelError
 from crib_plugin.models.ollama.cue_writer import CUE_SCHEMA, OllamaCueWriter, parse_cue
 
 try:
-    from fake_ollama import FakeOllama
+    from fake_ollama import FakeOllama, live_host
 except ImportError:  # pragma: no cover - run from the repository root
-    from tests.fake_ollama import FakeOllama
+    from tests.fake_ollama import FakeOllama, live_host
 
 MODEL = "gemma3:1b"
 MEMORY = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
 CUE = "dropping a table or database; deleting cloud resources; running a destructive command"
-_LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import: the autouse fixture clears it per test
 
 
 @pytest.fixture
@@ -92,15 +91,8 @@ def _new(text: str) -> Any:
 
 @pytest.mark.ollama_live
 def test_live_cue_writer_is_deterministic() -> None:
-    if not _LIVE_HOST:
-        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
-    from crib_plugin.models.ollama_host import model_available, probe_ollama
-
     model = os.environ.get("CRIB_CUE_MODEL") or MODEL
-    info = probe_ollama(_LIVE_HOST, timeout=2.0)
-    if not info["reachable"] or not model_available(model, info["models"]):
-        pytest.skip(f"no real Ollama with {model} at {_LIVE_HOST}")
-    writer = OllamaCueWriter(model=model, host=_LIVE_HOST, timeout=120)
+    writer = OllamaCueWriter(model=model, host=live_host(model), timeout=120)
     first = writer.write_cue(MEMORY, "preference")
     assert first == writer.write_cue(MEMORY, "preference") and 0 < len(first) <= 500
 

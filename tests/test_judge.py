@@ -19,12 +19,11 @@ from crib_plugin.models.base import Candidate
 from crib_plugin.models.ollama.judge import JUDGE_SCHEMA, OllamaJudge, parse_picks
 
 try:
-    from fake_ollama import FakeOllama
+    from fake_ollama import FakeOllama, live_host
 except ImportError:  # pragma: no cover - run from the repository root
-    from tests.fake_ollama import FakeOllama
+    from tests.fake_ollama import FakeOllama, live_host
 
 MODEL = "qwen2.5:3b"
-_LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import: the autouse fixture clears it per test
 
 MEMORIES = [
     ("preference", "Don't add new dependencies without asking first; say which package and its licence.",
@@ -72,6 +71,12 @@ def test_a_reply_is_parsed_and_anything_else_refused() -> None:
     for bad in ("not json", '{"relevant": "1"}', '{"relevant": [true]}', '{"picks": [1]}', '{"relevant": [4]}', '{"relevant": [0]}'):
         with pytest.raises(ModelError):
             parse_picks(bad, 3)
+
+
+def test_the_model_reads_a_bounded_prompt_and_short_candidates() -> None:
+    judge = OllamaJudge(model=MODEL, host="http://127.0.0.1:9")
+    shown = judge.messages("x" * 50_000 + " the end", [Candidate("note", "y" * 5_000, "when z")])[-1]["content"]
+    assert len(shown) < 3_000 and shown.rstrip().endswith("(comes back when: when z)") and "the end" in shown
 
 
 def test_the_judge_opens_a_prompt_the_gate_shut_on(judged: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,35 +166,10 @@ def test_explain_shows_the_judge(judged: FakeOllama, crib: Any, db: Path) -> Non
     assert "picked by judge qwen2.5:3b" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_eval_judge_model_runs_the_coding_set_through_the_judge(fake_ollama_env: FakeOllama, tmp_path: Path) -> None:
-    """`crib eval --set coding --judge-model M`: every prompt's block is the judge's (here: nothing)."""
-    from click.testing import CliRunner
-
-    from crib_plugin.cli import _load_plugin_commands, cli
-
-    _load_plugin_commands()
-    fake_ollama_env.add_model(MODEL)
-    fake_ollama_env.respond_with(lambda req: {"relevant": []})
-    result = CliRunner().invoke(cli, ["eval", "--set", "coding", "--split", "test", "--cache", str(tmp_path), "--judge-model", MODEL,
-                                      "--json", str(tmp_path / "out.json")])
-    assert result.exit_code == 0, result.output
-    prompts = json.loads((tmp_path / "out.json").read_text())["prompts"]
-    assert prompts and all(p["injected"] == [] for p in prompts)  # the judge picked nothing, every time
-    assert len(_asked(fake_ollama_env)) >= len(prompts) // 2
-    assert "CRIB_JUDGE_MODEL" not in os.environ  # set for the run only
-
-
 @pytest.mark.ollama_live
 def test_live_judge_picks_within_range_and_is_deterministic() -> None:
-    if not _LIVE_HOST:
-        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
-    from crib_plugin.models.ollama_host import model_available, probe_ollama
-
     model = os.environ.get("CRIB_JUDGE_MODEL") or MODEL
-    info = probe_ollama(_LIVE_HOST, timeout=2.0)
-    if not info["reachable"] or not model_available(model, info["models"]):
-        pytest.skip(f"no real Ollama with {model} at {_LIVE_HOST}")
-    judge = OllamaJudge(model=model, host=_LIVE_HOST, timeout=120)
+    judge = OllamaJudge(model=model, host=live_host(model), timeout=120)
     candidates = [Candidate(kind, text, cue) for kind, text, cue in MEMORIES]
     first = judge.pick(SHUT_PROMPT, candidates)
     assert first == judge.pick(SHUT_PROMPT, candidates) and all(0 <= i < len(candidates) for i in first)

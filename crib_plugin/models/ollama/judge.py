@@ -17,12 +17,17 @@ import json
 from typing import Any, Sequence
 
 from ...errors import ConfigError, ModelError
+from ...limits import bound_prompt
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
 from .client import SEED, _configured, _OllamaBase
 
 CANDIDATE_CHARS = 400
 """Characters of a candidate's text shown to the model (its cue is shown whole: at most 500)."""
+
+PROMPT_CHARS = 2_000
+"""Characters of the prompt shown to the model (its head and tail): a pasted log of 16,000
+characters would cost a small model seconds to read, for no better choice."""
 
 JUDGE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -88,7 +93,7 @@ class OllamaJudge(_OllamaBase):
         listing = "\n".join(candidate_line(i, c) for i, c in enumerate(candidates, start=1))
         return [
             {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
-            {"role": "user", "content": f"Prompt: {' '.join(prompt.split())}\n\nMemories:\n{listing}"},
+            {"role": "user", "content": f"Prompt: {' '.join(bound_prompt(prompt, PROMPT_CHARS).split())}\n\nMemories:\n{listing}"},
         ]
 
     def pick(self, prompt: str, candidates: Sequence[Candidate]) -> list[int]:
