@@ -282,3 +282,24 @@ def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path:
     asked = [r for r in fake_ollama_env.requests_to("/api/chat") if r.json.get("format") == JUDGE_SCHEMA]
     assert len(asked) == len(prompts)
     assert "CRIB_JUDGE_MODEL" not in os.environ  # set for the run only
+
+
+def test_the_session_context_figure_counts_what_session_start_reinjects(subset: Path, tmp_path: Path) -> None:
+    """Beside the issue's metrics: is a relevant memory in a Claude Code session's context at all —
+    the prompt's block, or the standing memories (newest preferences, decisions, corrections) that
+    SessionStart re-injects?"""
+    from crib_plugin.evaluation.noanswer_inject import open_memory
+
+    report = coding.run(data_dir=subset, cache_dir=tmp_path / "cache")
+    data = coding.load(subset)
+    (folder,) = (tmp_path / "cache" / "coding").iterdir()
+    ids = json.loads((folder / "ids.json").read_text())
+    with open_memory(folder / "coding.db") as memory:
+        standing = coding.standing_keys(memory, ids)
+    types = {m.key: m.type for m in data.memories}
+    superseded = {m.supersedes for m in data.memories if m.supersedes}
+    assert standing and all(types[k] in {"preference", "decision", "correction"} and k not in superseded for k in standing)
+    for o in report.outcomes:
+        assert o.in_session == bool(standing & set(o.prompt.relevant))
+    assert any(o.in_session for o in report.outcomes)  # the subset's decisions are standing
+    assert "In a Claude Code session's context" in report.table()

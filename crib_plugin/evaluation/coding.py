@@ -108,6 +108,17 @@ def run_prompt(memory: Any, prompt: CodingPrompt, ids: dict[str, int], data: Cod
     return outcome
 
 
+def standing_keys(memory: Any, ids: dict[str, int]) -> set[str]:
+    """The keys of the standing memories (newest preferences, decisions, corrections) that
+    SessionStart re-injects on this store when no earlier prompt is known — what a Claude Code
+    session has in context before any prompt's block. The global store's are left out."""
+    from ..claude.start import standing_entries
+
+    key_of = {v: k for k, v in ids.items()}
+    entries, _facts, _channels = standing_entries(memory, "", memory.settings.budget)
+    return {key_of[e.id] for e in entries if e.id in key_of and e.scope != "global"}
+
+
 def evaluate(
     data: CodingSet,
     db: Path,
@@ -126,8 +137,11 @@ def evaluate(
     started = time.perf_counter()
     with fixed_now(data.now), open_memory(db) as memory:
         available = [c for c in CHANNELS if c in memory.registry.channels]
+        standing = standing_keys(memory, ids)
         for prompt in prompts:
-            outcomes.append(run_prompt(memory, prompt, ids, data, channels=available))
+            outcome = run_prompt(memory, prompt, ids, data, channels=available)
+            outcome.in_session = bool(standing & set(prompt.relevant))
+            outcomes.append(outcome)
     if progress:
         progress(f"coding: {len(outcomes)} prompts in {time.perf_counter() - started:.1f}s")
     return CodingReport(data, outcomes, split, time.perf_counter() - started)

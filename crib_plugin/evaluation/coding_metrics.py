@@ -28,6 +28,7 @@ class Outcome:
     marked: list[str] = field(default_factory=list)  # injected entries the block marks as superseded
     ranked: dict[str, list[str]] = field(default_factory=dict)  # "fused" and each channel → keys, best first
     seconds: float = 0.0
+    in_session: bool = False  # a relevant memory is among the standing ones SessionStart re-injects
 
 
 def hit(relevant: Sequence[str], injected: Sequence[str]) -> bool:

@@ -69,6 +69,7 @@ class CodingReport:
             f"off-domain {f(total.silence_off)}%)."),
             (f"Facts in the block: {total.facts_mean:.2f} per prompt, {total.facts_relevant_mean:.2f} of them bearing on "
             "a relevant memory."),
+            self.session_line(),
             "",
             "| search ranking (answerable prompts) | hit@1 % | hit@5 % |",
             "|---|---|---|",
@@ -79,6 +80,20 @@ class CodingReport:
         if offenders:
             lines += ["", *self.offender_lines(offenders)]
         return "\n".join(lines)
+
+    def session_line(self) -> str:
+        """Not one of the issue's metrics: how often a relevant memory is in a Claude Code session's
+        context at all — injected for the prompt, or among the standing memories SessionStart
+        re-injects (the newest preferences, decisions and corrections)."""
+        answerable = [o for o in self.outcomes if o.prompt.relevant]
+        prefs = [o for o in answerable if o.prompt.kind == "preference"]
+
+        def share(group: list[Outcome]) -> str:
+            covered = sum(hit(o.prompt.relevant, o.injected) or o.in_session for o in group)
+            return f"{100 * covered / len(group):.1f}%" if group else "–"
+
+        return (f"In a Claude Code session's context (the prompt's block or SessionStart's standing memories): "
+                f"{share(answerable)} of answerable prompts, {share(prefs)} of preference prompts.")
 
     def badness(self, o: Outcome) -> tuple[int, int]:
         """Sort key of the worst prompts: a miss (or a broken silence) first, then noise entries."""
@@ -125,6 +140,7 @@ class CodingReport:
                     "precision": precision(o.prompt.relevant, o.prompt.acceptable, o.injected),
                     "stale_alone": stale_alone(o.injected, self.data.current_of(), o.marked),
                     "marked_superseded": o.marked,
+                    "in_session": o.in_session,
                 }
                 for o in self.outcomes
             ],
