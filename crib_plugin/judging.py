@@ -100,7 +100,7 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
     if deadline <= 0:
         retrieval.notes.append((0, f"judge {name} not asked: no time left in the hook's budget; the offline block kept"))
         return False
-    candidates = [Candidate(h.entry.type, h.entry.content, cue_of(h.entry.metadata) or "") for h in pool]
+    candidates = [Candidate(h.entry.type, h.entry.content, cue_of(h.entry.metadata) or "", h.entry.created_at) for h in pool]
     try:
         picks = _within(deadline, lambda: judge.pick(retrieval.query.text, candidates))
     except Exception as exc:

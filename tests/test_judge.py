@@ -79,6 +79,14 @@ def test_the_model_reads_a_bounded_prompt_and_short_candidates() -> None:
     assert len(shown) < 3_000 and shown.rstrip().endswith("(comes back when: when z)") and "the end" in shown
 
 
+def test_the_model_is_told_today_and_each_memory_s_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"what did we decide yesterday?" can only be judged with dates; "now" is CRIB_NOW when set."""
+    monkeypatch.setenv("CRIB_NOW", "2026-03-10T12:00:00Z")
+    judge = OllamaJudge(model=MODEL, host="http://127.0.0.1:9")
+    shown = judge.messages("what did we decide yesterday?", [Candidate("decision", "Use uv.", "", "2026-03-09T10:00:00Z")])
+    assert "Today: 2026-03-10" in shown[-1]["content"] and "1. [2026-03-09 decision] Use uv." in shown[-1]["content"]
+
+
 def test_the_judge_opens_a_prompt_the_gate_shut_on(judged: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     judged.respond_with(_pick_lines_with("dependencies"))
     block = memory.retrieve(SHUT_PROMPT)
@@ -88,6 +96,7 @@ def test_the_judge_opens_a_prompt_the_gate_shut_on(judged: FakeOllama, memory: A
     assert body["format"] == JUDGE_SCHEMA and body["options"]["temperature"] == 0 and body["model"] == MODEL
     listing = body["messages"][-1]["content"]
     assert SHUT_PROMPT in listing and "(comes back when: adding a new dependency" in listing  # the cue helps the model
+    assert re.search(r"^Today: \d{4}-\d\d-\d\d$", listing, re.M) and re.search(r"^1\. \[\d{4}-\d\d-\d\d ", listing, re.M)  # dates, for time prompts
     assert any("picked by judge" in why and "offline cut had left it out" in why for _, why in memory.last_retrieval.notes)
     monkeypatch.delenv("CRIB_JUDGE_MODEL")
     _reload_settings(memory)

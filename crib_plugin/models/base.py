@@ -66,11 +66,13 @@ class Reranker(Protocol):
 
 @dataclass(frozen=True)
 class Candidate:
-    """What a judge is shown of one memory: its type, its text and its recall cue (may be empty)."""
+    """What a judge is shown of one memory: its type, its text, its recall cue (may be empty) and
+    when it was written (ISO UTC; may be empty) — "what did we decide yesterday?" is judged by date."""
 
     type: str
     content: str
     cue: str = ""
+    created_at: str = ""
 
 
 class Judge(Protocol):

@@ -4,8 +4,8 @@ bear on the prompt (``CRIB_JUDGE_MODEL``, opt-in).
 What the offline retrieval cannot see is meaning it has no words or vectors for: "add lodash to
 apps/web" is about adding a dependency, "install httpx" about a Python package. A small local
 model knows that. It is shown the prompt and at most :data:`~crib_plugin.judging.JUDGE_DEPTH`
-numbered candidates (type, text and the memory's recall cue, each cut to
-:data:`CANDIDATE_CHARS`), in one JSON-schema-constrained chat at temperature 0 with a fixed seed,
+numbered candidates (date written, type, text and the memory's recall cue, the text cut to
+:data:`CANDIDATE_CHARS`) and today's date (``CRIB_NOW`` when set), in one JSON-schema-constrained chat at temperature 0 with a fixed seed,
 and answers ``{"relevant": [numbers]}`` — ``[]`` when none applies. It only reads the candidates:
 it never returns, edits or stores memory text. A reply naming a number outside the list, or not of
 that shape, is a :class:`~crib_plugin.errors.ModelError`, and the caller keeps the offline block.
@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from ...errors import ConfigError, ModelError
 from ...limits import bound_prompt
+from ...timeutil import now_iso
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
 from .client import SEED, _configured, _OllamaBase
@@ -50,7 +51,8 @@ def candidate_line(number: int, candidate: Candidate) -> str:
     """One numbered line of the listing the model reads."""
     text = " ".join(candidate.content.split())[:CANDIDATE_CHARS]
     cue = f" (comes back when: {' '.join(candidate.cue.split())})" if candidate.cue else ""
-    return f"{number}. [{candidate.type}] {text}{cue}"
+    day = f"{candidate.created_at[:10]} " if candidate.created_at else ""
+    return f"{number}. [{day}{candidate.type}] {text}{cue}"
 
 
 def parse_picks(content: Any, count: int) -> list[int]:
@@ -91,9 +93,10 @@ class OllamaJudge(_OllamaBase):
 
     def messages(self, prompt: str, candidates: Sequence[Candidate]) -> list[dict[str, str]]:
         listing = "\n".join(candidate_line(i, c) for i, c in enumerate(candidates, start=1))
+        prompt = " ".join(bound_prompt(prompt, PROMPT_CHARS).split())
         return [
             {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
-            {"role": "user", "content": f"Prompt: {' '.join(bound_prompt(prompt, PROMPT_CHARS).split())}\n\nMemories:\n{listing}"},
+            {"role": "user", "content": f"Today: {now_iso()[:10]}\nPrompt: {prompt}\n\nMemories:\n{listing}"},
         ]
 
     def pick(self, prompt: str, candidates: Sequence[Candidate]) -> list[int]:
