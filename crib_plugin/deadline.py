@@ -24,9 +24,12 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, TypeVar
+
+T = TypeVar("T")
 
 EXIT_MARGIN = 0.05  # seconds kept back from the budget for killing the child and exiting
 MAX_STARTUP = 1.5  # seconds of process age counted against the budget at most (a long-lived
@@ -50,6 +53,28 @@ def capped(seconds: float, margin: float = ANSWER_MARGIN) -> float:
     instead of the whole hook being killed with nothing printed."""
     left = remaining()
     return seconds if left is None else max(0.0, min(seconds, left - margin))
+
+
+def call_within(seconds: float, fn: Callable[[], T], *, name: str = "crib-call", what: str = "an answer") -> T:
+    """``fn()`` run in a daemon thread and abandoned when it has not returned within ``seconds``
+    (TimeoutError "no {what} within …"): a model call that hangs must not hold the prompt. Its
+    exception, if any, is raised here, in the caller's thread."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name=name, daemon=True)
+    worker.start()
+    worker.join(max(0.0, seconds))
+    if worker.is_alive():
+        raise TimeoutError(f"no {what} within {seconds:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def supported() -> bool:

@@ -1,5 +1,5 @@
-"""The judge stage: with ``CRIB_JUDGE_MODEL`` set, a local model picks the block from the best few
-candidates (opt-in; "Ollama when it answers").
+"""The judge stage: with a judge configured (``CRIB_JUDGE_MODEL``, or a plugin's by ``CRIB_JUDGE``),
+a model picks the block from the best few candidates (opt-in; "Ollama when it answers").
 
 The offline gate and per-entry cut (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`)
 decide from words and cosines. What they cannot see — that "install httpx" is about adding a
@@ -13,16 +13,16 @@ injected.
 It fails open: no model, a model Ollama does not serve, an error, a malformed reply or no answer
 within ``CRIB_JUDGE_DEADLINE`` seconds — less inside a Claude Code hook when its own deadline
 comes sooner (:func:`crib_plugin.deadline.capped`) — keeps the offline block and adds a note that
-``--explain`` shows. The judge only reads the candidates;
-the block is still made of the stored entries, unchanged.
+``--explain`` shows. The judge only reads the candidates; the block is still made of the stored
+entries, unchanged.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .cues import cue_of
+from .deadline import call_within
 from .records import Hit, Retrieval
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +47,7 @@ def judge_pool(memory: "Memory", retrieval: Retrieval, depth: int = JUDGE_DEPTH)
     best hits (below its floor too), alternately, without repeats, at most ``depth``."""
     fused = list(retrieval.hits)
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
-    near = [h for h in (vector.hits if vector else [])]
+    near = list(vector.hits) if vector else []
     entries = memory.store.get_entries([h.entry_id for h in near[:depth]])
     by_vector = [Hit(entries[h.entry_id], 0.0, {"vector": h}) for h in near[:depth] if h.entry_id in entries]
     pool: dict[int, Hit] = {}
@@ -102,7 +102,7 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
         return False
     candidates = [Candidate(h.entry.type, h.entry.content, cue_of(h.entry.metadata) or "", h.entry.created_at) for h in pool]
     try:
-        picks = _within(deadline, lambda: judge.pick(retrieval.query.text, candidates))
+        picks = call_within(deadline, lambda: list(judge.pick(retrieval.query.text, candidates)), name="crib-judge")
     except Exception as exc:
         retrieval.notes.append((0, f"judge {name} failed open, the offline block kept: {type(exc).__name__}: {exc}"))
         return False
@@ -120,23 +120,3 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
     retrieval.hits = chosen
     retrieval.facts = [f for f in retrieval.facts if kept & set(f.source_entry_ids)]
     return True
-
-
-def _within(deadline: float, fn: Any) -> list[int]:
-    """``fn()`` in a daemon thread, abandoned (TimeoutError) when it has not answered by ``deadline`` s."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["picks"] = list(fn())
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="crib-judge", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline))
-    if worker.is_alive():
-        raise TimeoutError(f"no answer within {deadline:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box["picks"]

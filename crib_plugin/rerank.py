@@ -30,11 +30,11 @@ else offline), ``ollama`` / a plugin reranker's name, ``mmr`` (offline), or ``of
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .deadline import call_within
 from .fusion import fit_budget
 from .limits import MAX_SCAN_CHARS
 
@@ -151,24 +151,18 @@ def _grade(reranker: Any, query: str, texts: list[str], deadline: float) -> list
         left = deadline - (time.monotonic() - started)
         if left <= 0:
             raise TimeoutError(f"no grades within {deadline:g}s")
-        box: dict[str, Any] = {}
+        chunk = texts[offset:offset + batch]
 
-        def run(chunk: list[str] = texts[offset:offset + batch], box: dict[str, Any] = box) -> None:
-            try:
-                box["grades"] = list(reranker.score(query, chunk))
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
+        def score(chunk: list[str] = chunk) -> list[float]:
+            return list(reranker.score(query, chunk))
 
-        worker = threading.Thread(target=run, name="crib-rerank", daemon=True)
-        worker.start()
-        worker.join(left)
-        if worker.is_alive():
-            raise TimeoutError(f"no grades within {deadline:g}s")
-        if "error" in box:
-            raise box["error"]
-        chunk_grades = [float(g) for g in box["grades"]]
-        if len(chunk_grades) != len(texts[offset:offset + batch]):
-            raise ValueError(f"reranker returned {len(chunk_grades)} grades for {len(texts[offset:offset + batch])} texts")
+        try:
+            found = call_within(left, score, name="crib-rerank")
+        except TimeoutError:
+            raise TimeoutError(f"no grades within {deadline:g}s") from None
+        chunk_grades = [float(g) for g in found]
+        if len(chunk_grades) != len(chunk):
+            raise ValueError(f"reranker returned {len(chunk_grades)} grades for {len(chunk)} texts")
         grades.extend(chunk_grades)
     return grades
 
