@@ -19,7 +19,8 @@ entries, unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any
 
 from .cues import cue_of
 from .deadline import call_within
@@ -51,15 +52,11 @@ def judge_pool(memory: "Memory", retrieval: Retrieval, depth: int = JUDGE_DEPTH)
     entries = memory.store.get_entries([h.entry_id for h in near[:depth]])
     by_vector = [Hit(entries[h.entry_id], 0.0, {"vector": h}) for h in near[:depth] if h.entry_id in entries]
     pool: dict[int, Hit] = {}
-    for pair in zip(_padded(fused, depth), _padded(by_vector, depth)):
+    for pair in zip_longest(fused[:depth], by_vector):
         for hit in pair:
             if hit is not None and len(pool) < depth:
                 pool.setdefault(hit.entry.id, hit)
     return list(pool.values())
-
-
-def _padded(hits: Sequence[Hit], depth: int) -> list[Hit | None]:
-    return [*hits[:depth], *([None] * max(0, depth - len(hits)))]
 
 
 def judge_choice(settings: Any) -> str | None:

@@ -24,7 +24,7 @@ from typing import Sequence
 from .lexicon import variants
 from .limits import MAX_TERM_CHARS, MAX_TERMS
 from .records import Query
-from .temporal import parse_time_range
+from .temporal import find_time_expression
 from .text import STOP_WORDS  # noqa: E402,F401 - moved to the leaf text module; importable from here too
 from .text_cjk import CJK_RE, CJK_RUN_RE, _NonAsciiPattern, glued_words, normalise_cjk  # noqa: F401 - the leaf; importable from here too
 
@@ -224,11 +224,13 @@ def prepare(text: str) -> Query:
     text = text.strip()
     found = terms(text)
     runs = cjk_terms(text)
+    when = find_time_expression(text)
     return Query(
         text=text,
         keywords=[t.text for t in found],
         fts_expression=" OR ".join(t.fts() for t in found),
         cjk=bool(runs),
         cjk_terms=runs,
-        time_range=parse_time_range(text),
+        time_range=when.range if when else None,
+        time_phrase=when.phrase if when else "",
     )

@@ -88,6 +88,7 @@ class Query:
     cjk_terms: list[str] = field(default_factory=list)
     embedding: Any = None  # numpy vector or None when no embedder ran
     time_range: tuple[str, str] | None = None  # ISO bounds parsed from "last month", "in May 2023", …
+    time_phrase: str = ""  # the words that named ``time_range`` ("last month"), as matched
 
 
 @dataclass

@@ -35,7 +35,6 @@ from .query import CJK_RUN_RE, cjk_grams, normalise_cjk
 from .records import Query, Retrieval
 from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
 from .specific import stems as _stems
-from .temporal import find_time_expression
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
@@ -88,10 +87,7 @@ def asks_by_time_alone(query: Query) -> bool:
     cosine evidence of its own, which such a prompt cannot give."""
     if query.time_range is None:
         return False
-    expression = find_time_expression(query.text)
-    if expression is None:
-        return False
-    said = set(re.findall(r"[^\W_]+", expression.phrase.lower()))
+    said = set(re.findall(r"[^\W_]+", query.time_phrase.lower()))  # the time words, as prepare() matched them
     rest = [k for k in query.keywords if k.lower() not in said and k.lower() not in TYPE_WORDS and k.lower() not in ASK_WORDS]
     return not rest
 

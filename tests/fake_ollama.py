@@ -368,6 +368,20 @@ class FakeOllama:
         """Close the connection without sending a response."""
         return self.inject(Fault.hangup(), path=path, times=times)
 
+    def break_chat(self, how: str, *, seconds: float = 3.0) -> bool:
+        """One of the usual chat failures, by name: ``http`` (a 500), ``malformed`` (a cut JSON
+        body) or ``slow`` (``seconds`` before answering). ``False`` for any other name, which the
+        test scripts itself (a well-formed but wrong reply)."""
+        if how == "http":
+            self.fail(500, path="/api/chat")
+        elif how == "malformed":
+            self.malformed(path="/api/chat")
+        elif how == "slow":
+            self.slow(seconds, path="/api/chat")
+        else:
+            return False
+        return True
+
     def reset(self) -> None:
         """Clear recorded requests, scripted replies, the responder and faults; restore default models."""
         with self._lock:

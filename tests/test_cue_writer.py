@@ -60,14 +60,9 @@ def test_nothing_is_asked_without_the_setting(fake_ollama_env: FakeOllama, memor
 @pytest.mark.parametrize("fault", ["http", "malformed", "slow", "empty"])
 def test_a_failing_model_loses_no_memory_and_says_why(cue_model: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch,
                                                      fault: str) -> None:
-    if fault == "http":
-        cue_model.fail(500, path="/api/chat")
-    elif fault == "malformed":
-        cue_model.malformed(path="/api/chat")
-    elif fault == "slow":
+    if fault == "slow":
         monkeypatch.setenv("CRIB_EXTRACT_BUDGET", "0.3")
-        cue_model.slow(3, path="/api/chat")
-    else:
+    if not cue_model.break_chat(fault):
         cue_model.script({"when": "   "})
     entries = memory.write_many([_new(MEMORY), _new("A second memory about backups.")])
     assert len(entries) == 2 and all(not r.duplicate for r in entries)
