@@ -47,6 +47,9 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
         from .manage import record_audit
 
         record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
+    refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
+    for space_table, _dim in store.vector_spaces().values() if refresh is not None else ():
+        refresh(space_table)
     return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
 

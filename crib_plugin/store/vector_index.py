@@ -1,0 +1,295 @@
+"""A side index for k-NN on big stores: binary codes memory-mapped beside the database, rebuilt from it.
+
+Why: sqlite-vec answers a k-NN query with a float32 brute-force scan whose cost is linear in the
+store (≈ 5 ms at 10⁴ vectors, ≈ 50 ms at 10⁵, ≈ 420 ms at 10⁶ on this machine; ``bench/scale.py``).
+Its own quantised tables do not help enough: a ``bit[384]`` table scans fast but its top-k keeps
+only k = 10 cheap (k = 200 costs more than the float scan at 2·10⁵), and ``int8`` is slower than
+float. So above :data:`MIN_VECTORS` vectors crib keeps, per vector space, one file
+``<db>-vecindex/<table>.codes``: a 256-byte JSON header, then one record per vector — the entry id
+(int64) and the sign bits of the vector (``dim/8`` bytes). A query
+
+1. takes the :data:`CANDIDATES` records nearest by Hamming distance (``numpy.bitwise_count`` over
+   the memory-mapped codes: 48 MB at 10⁶, a few ms),
+2. adds every vector the database holds past the index (the *tail*: entries written after the
+   index was last brought up to date, found by id through sqlite-vec's rowid table), and
+3. rescores all of them with their exact float vectors read from the database, returning the k
+   nearest by cosine distance — the same distances the exact search returns.
+
+**The database stays the one source of truth.** The header is stamped with the space's
+*generation* (a counter in ``settings`` that :meth:`~.sqlite_vectors.VectorsMixin.put_vector` bumps
+whenever it replaces a vector or writes one below the highest id: anything the tail cannot see) and
+the highest id it covers. A missing, truncated or unreadable file, another dimension, or another
+generation is never used: the query falls back to the exact scan. A deleted entry needs no bump —
+its id no longer has a vector, so rescoring drops it. Writers keep the file current
+(:func:`refresh`, after each write batch): they append the tail once it reaches :data:`APPEND_AT`
+and rebuild the whole file when it is missing, stale or corrupt (seconds at 10⁶). A reader never
+writes it.
+
+Approximation: a true neighbour is missed only when it is not among the :data:`CANDIDATES` nearest
+codes; ``bench/scale.py --recall`` measures recall@10 against the exact scan.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from .sqlite_open import store_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sqlite import SQLiteStore
+
+MIN_VECTORS = 50_000
+"""Below this many vectors the exact scan is already fast (≈ 25 ms) and no index is kept."""
+CANDIDATES = 512
+"""Records taken by Hamming distance and rescored exactly (recall, ``bench/scale.py --recall``)."""
+APPEND_AT = 64
+"""Tail length at which a writer appends the tail to the file."""
+TAIL_MAX = 4096
+"""A longer tail is not searched through the index (the file is overdue for a refresh): exact scan."""
+HEADER = 256
+FORMAT = "crib-vecindex-1"
+
+
+def index_path(db: Path, table: str) -> Path:
+    return Path(f"{db}-vecindex") / f"{table}.codes"
+
+
+def generation_key(table: str) -> str:
+    return f"vector_generation:{table}"
+
+
+def generation(store: "SQLiteStore", table: str) -> int:
+    return int(store.get_setting(generation_key(table), "0") or 0)
+
+
+def _record(dim: int) -> Any:
+    import numpy as np
+
+    return np.dtype([("id", "<i8"), ("code", "u1", (dim // 8,))])
+
+
+def _codes(vectors: Any) -> Any:
+    import numpy as np
+
+    return np.packbits(vectors > 0, axis=1)
+
+
+class Index:
+    """One opened index file: its header and its memory-mapped records (read-only)."""
+
+    def __init__(self, header: dict[str, Any], records: Any) -> None:
+        self.header = header
+        self.records = records
+
+    @property
+    def max_rowid(self) -> int:
+        return int(self.header["max_rowid"])
+
+    @classmethod
+    def open(cls, path: Path) -> "Index | None":
+        """The index at ``path``, or None when it is missing, truncated or not an index. numpy is
+        imported only once a header is read: a small store (no file) never pays for it."""
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(HEADER)
+                header = json.loads(raw.rstrip(b"\0 ").decode("utf-8"))
+                if not isinstance(header, dict) or header.get("format") != FORMAT:
+                    return None
+                import numpy as np
+
+                dim, count = int(header["dim"]), int(header["count"])
+                record = _record(dim)
+                if dim % 8 or os.fstat(handle.fileno()).st_size < HEADER + count * record.itemsize:
+                    return None
+                records = np.memmap(handle, dtype=record, mode="r", offset=HEADER, shape=(count,)) if count else np.zeros(0, record)
+                return cls(header, records)
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            return None
+
+
+def usable_index(store: "SQLiteStore", table: str, dim: int) -> Index | None:
+    index = Index.open(index_path(store.path, table))
+    if index is None or int(index.header["dim"]) != dim or index.header.get("table") != table:
+        return None
+    if int(index.header["generation"]) != generation(store, table):
+        return None
+    return index
+
+
+def _tail(store: "SQLiteStore", table: str, after: int, limit: int) -> list[int]:
+    rows = store.execute(f"SELECT rowid FROM {table}_rowids WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit))
+    return [int(r[0]) for r in rows]
+
+
+def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
+    """The ``k`` nearest entries as ``(id, cosine distance)``, nearest first: through the side index
+    when one is current, else sqlite-vec's exact scan (:meth:`vector_search`)."""
+    dim = len(vector) // 4
+    index = usable_index(store, table, dim) if dim and dim % 8 == 0 else None
+    if index is None:
+        return store.exact_vector_search(table, vector, k)
+    tail = _tail(store, table, index.max_rowid, TAIL_MAX + 1)
+    if len(tail) > TAIL_MAX:
+        return store.exact_vector_search(table, vector, k)
+    import numpy as np
+
+    query = np.frombuffer(vector, dtype="<f4")
+    ids = candidates(index.records, query, max(CANDIDATES, 4 * k))
+    return rescore(store, table, query, [*ids, *tail], k)
+
+
+def candidates(records: Any, query: Any, count: int) -> list[int]:
+    """Ids of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
+    import numpy as np
+
+    if len(records) == 0:
+        return []
+    code = _codes(query.reshape(1, -1))[0]
+    words = code.size // 8 * 8
+    codes = records["code"]
+    if words == code.size:  # whole uint64 words: 8× fewer operations
+        distance = np.bitwise_count(np.ascontiguousarray(codes).view("<u8") ^ code.view("<u8")).sum(axis=1, dtype=np.int32)
+    else:
+        distance = np.bitwise_count(codes ^ code).sum(axis=1, dtype=np.int32)
+    if count < len(distance):
+        picked = np.argpartition(distance, count)[:count]
+    else:
+        picked = np.arange(len(distance))
+    return [int(i) for i in records["id"][picked]]
+
+
+def rescore(store: "SQLiteStore", table: str, query: Any, ids: Sequence[int], k: int) -> list[tuple[int, float]]:
+    """Exact cosine distances of ``ids``' stored vectors to ``query``; the ``k`` nearest. Ids with
+    no vector (deleted since the index was written) drop out."""
+    import numpy as np
+
+    blobs = store.stored_vectors(table, ids)
+    if not blobs:
+        return []
+    have = sorted(blobs)
+    matrix = np.frombuffer(b"".join(blobs[i] for i in have), dtype="<f4").reshape(len(have), -1)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = 1.0 - (matrix @ query) / norms
+    distance = np.where(np.isfinite(distance), distance, 2.0)
+    order = np.lexsort((np.asarray(have), distance))[:k]
+    return [(have[i], float(distance[i])) for i in order]
+
+
+# -- writers ----------------------------------------------------------------------------------
+
+
+def refresh(store: "SQLiteStore", table: str) -> str:
+    """Bring the side index of ``table`` up to date after a write; returns what was done
+    (``"none"``, ``"small"``, ``"append"``, ``"rebuild"``, ``"unwritable"``).
+
+    Cheap when nothing is due (a header read and two indexed queries). A read-only store or
+    directory is left alone: readers fall back to the exact scan."""
+    if store.readonly:
+        return "unwritable"
+    path = index_path(store.path, table)
+    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
+    if not dim:
+        return "none"
+    index = usable_index(store, table, int(dim[0][0]))
+    try:
+        if index is None:
+            if not path.exists() and _count_at_least(store, table, MIN_VECTORS) is False:
+                return "small"
+            rebuild(store, table)
+            return "rebuild"
+        tail = _tail(store, table, index.max_rowid, TAIL_MAX + 1)
+        if len(tail) < APPEND_AT:
+            return "none"
+        if len(tail) > TAIL_MAX:
+            rebuild(store, table)
+            return "rebuild"
+        _append(store, table, path, index, tail)
+        return "append"
+    except OSError:
+        return "unwritable"
+
+
+def _count_at_least(store: "SQLiteStore", table: str, count: int) -> bool:
+    rows = store.execute(f"SELECT rowid FROM {table}_rowids ORDER BY rowid LIMIT 1 OFFSET ?", (max(0, count - 1),))
+    return bool(rows)
+
+
+def _header(table: str, dim: int, count: int, gen: int, max_rowid: int) -> bytes:
+    text = json.dumps({"format": FORMAT, "table": table, "dim": dim, "count": count, "generation": gen, "max_rowid": max_rowid})
+    return text.encode("utf-8").ljust(HEADER, b" ")
+
+
+def rebuild(store: "SQLiteStore", table: str) -> int:
+    """Write the index of ``table`` afresh from the database (atomically: a temporary file renamed
+    into place); returns how many vectors it holds."""
+    import numpy as np
+
+    store.load_vec()
+    dim = int(store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))[0][0])
+    record = _record(dim)
+    path = index_path(store.path, table)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    count, max_rowid = 0, 0
+    try:
+        # One read transaction: the generation, the vectors and the highest id agree.
+        with store.conn:
+            gen = generation(store, table)
+            with open(tmp, "wb") as out:
+                out.write(b" " * HEADER)
+                for ids, vectors in _batches(store, table, dim):
+                    rows = np.zeros(len(ids), dtype=record)
+                    rows["id"] = ids
+                    rows["code"] = _codes(vectors)
+                    out.write(rows.tobytes())
+                    count += len(ids)
+                    max_rowid = max(max_rowid, int(ids.max()))
+                out.seek(0)
+                out.write(_header(table, dim, count, gen, max_rowid))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return count
+
+
+def _batches(store: "SQLiteStore", table: str, dim: int, size: int = 65_536) -> Any:
+    """Every ``(ids, vectors)`` of ``table``, ``size`` at a time, in one pass over the table
+    (sqlite-vec answers any rowid filter with a scan of the whole table, so no paging by id)."""
+    import numpy as np
+
+    try:
+        cursor = store.conn.execute(f"SELECT rowid, embedding FROM {table}")
+        while rows := list(itertools.islice(cursor, size)):
+            ids = np.fromiter((int(r[0]) for r in rows), dtype="<i8", count=len(rows))
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dim)
+            yield ids, vectors
+    except apsw.Error as exc:
+        raise store_error(exc, store.path, "reading vectors for the side index") from exc
+
+
+def _append(store: "SQLiteStore", table: str, path: Path, index: Index, tail: Sequence[int]) -> None:
+    """Add the tail's records to the end of the file, then its header (count, highest id)."""
+    import numpy as np
+
+    dim = int(index.header["dim"])
+    blobs = store.stored_vectors(table, tail)
+    ids = [i for i in tail if i in blobs]
+    count = int(index.header["count"])
+    if ids:
+        rows = np.zeros(len(ids), dtype=_record(dim))
+        rows["id"] = ids
+        rows["code"] = _codes(np.frombuffer(b"".join(blobs[i] for i in ids), dtype="<f4").reshape(len(ids), dim))
+        with open(path, "r+b") as out:
+            out.seek(HEADER + count * rows.itemsize)
+            out.write(rows.tobytes())
+            out.truncate()
+            out.seek(0)
+            out.write(_header(table, dim, count + len(ids), int(index.header["generation"]), max(tail)))
