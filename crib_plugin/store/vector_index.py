@@ -114,13 +114,51 @@ class Index:
             return None
 
 
+_opened: dict[Path, tuple[tuple[int, int, int], Index]] = {}
+"""Indexes opened by this process, by path, with the file's (inode, size, mtime) when opened."""
+
+
+def open_index(path: Path) -> Index | None:
+    """:meth:`Index.open`, once per file version in this process (a rebuilt or appended file has
+    another inode, size or mtime and is opened again)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        _opened.pop(path, None)
+        return None
+    version = (info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = _opened.get(path)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    index = Index.open(path)
+    if index is None:
+        _opened.pop(path, None)
+    else:
+        _opened[path] = (version, index)
+    return index
+
+
 def usable_index(store: "SQLiteStore", table: str, dim: int) -> Index | None:
-    index = Index.open(index_path(store.path, table))
+    """The side index of ``table`` if it is there, readable, of this dimension and of the space's
+    current generation; else None (the caller scans exactly)."""
+    index = open_index(index_path(store.path, table))
     if index is None or int(index.header["dim"]) != dim or index.header.get("table") != table:
         return None
     if int(index.header["generation"]) != generation(store, table):
         return None
     return index
+
+
+def prepare(store: "SQLiteStore", table: str) -> bool:
+    """Open ``table``'s index ahead of a search (imports numpy, maps the file, reads its pages),
+    while the prefetch worker is still embedding the prompt; True when the search will use it."""
+    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
+    index = usable_index(store, table, int(dim[0][0])) if dim else None
+    if index is None:
+        return False
+    if len(index.records):
+        index.records["code"][:: max(1, 4096 // index.records.itemsize)].sum()  # touch every page once
+    return True
 
 
 def _tail(store: "SQLiteStore", table: str, after: int, limit: int) -> list[int]:
