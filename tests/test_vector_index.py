@@ -71,7 +71,7 @@ def test_a_small_store_keeps_no_index(tmp_path: Path, small_index: None) -> None
     assert not vector_index.index_path(db, table).exists()
 
 
-@pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "other-table"])
+@pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "other-table", "vectors-lost", "vectors-of-another-build"])
 def test_a_lost_or_damaged_index_is_bypassed_then_rebuilt(tmp_path: Path, small_index: None, damage: str) -> None:
     db = tmp_path / "crib.db"
     table = _fill(db, 300)
@@ -85,6 +85,11 @@ def test_a_lost_or_damaged_index_is_bypassed_then_rebuilt(tmp_path: Path, small_
             handle.truncate(vector_index.HEADER + 100)
     elif damage == "garbage":
         path.write_bytes(b"\x00\xff not an index" * 50)
+    elif damage == "vectors-lost":
+        vector_index.floats_path(path).unlink()
+    elif damage == "vectors-of-another-build":
+        floats = vector_index.floats_path(path)
+        floats.write_bytes(b"1-2".ljust(vector_index.HEADER, b" ") + floats.read_bytes()[vector_index.HEADER:])
     else:  # a valid index of another space copied over this one
         data = path.read_bytes().replace(table.encode(), b"vec_other_space_table"[: len(table)].ljust(len(table), b"x"))
         path.write_bytes(data)
@@ -183,3 +188,14 @@ def test_with_few_candidates_the_nearest_is_still_found(tmp_path: Path, monkeypa
     for k in range(50):
         query = stored[k * 40] + noise[k]
         assert store.vector_search(table, query.astype("<f4").tobytes(), 1)[0][0] == k * 40 + 1
+
+
+def test_stored_vectors_read_through_the_index_are_the_stored_ones(tmp_path: Path, small_index: None) -> None:
+    db = tmp_path / "crib.db"
+    table = _fill(db, 300)
+    store = open_store(db)
+    ids = list(range(1, 301, 7))
+    direct = store.point_vectors(table, ids)
+    store.refresh_vector_index(table)
+    assert vector_index.read_vectors(store, table, ids) == direct
+    assert store.stored_vectors(table, ids) == direct

@@ -173,11 +173,26 @@ class VectorsMixin:
         self.load_vec()
         ahead_table, ahead = self._vectors_ahead
         self._vectors_ahead = ("", {})
+        wanted = sorted(set(int(i) for i in ids))
+        blobs: dict[int, bytes] = {i: ahead[i] for i in wanted if ahead_table == table and i in ahead}
+        wanted = [i for i in wanted if i not in blobs]
+        if wanted and len(wanted) > 4:
+            # A point read from vec0 costs its whole 1024-vector chunk: on a big store the side
+            # index's copy is read instead when it is current (vector_index.read_vectors).
+            from . import vector_index
+
+            indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]
+            if indexed:
+                blobs.update(indexed)
+                wanted = [i for i in wanted if i not in indexed]
+        blobs.update(self.point_vectors(table, wanted))
+        return blobs
+
+    def point_vectors(self, table: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The stored blobs of ``ids`` read from sqlite-vec, one point lookup per id."""
+        self.load_vec()
         blobs: dict[int, bytes] = {}
         for entry_id in sorted(set(int(i) for i in ids)):
-            if ahead_table == table and entry_id in ahead:
-                blobs[entry_id] = ahead[entry_id]
-                continue
             rows = self.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (entry_id,))
             if rows and rows[0][0] is not None:
                 blobs[entry_id] = rows[0][0]

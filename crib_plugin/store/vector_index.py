@@ -5,15 +5,18 @@ store (≈ 5 ms at 10⁴ vectors, ≈ 50 ms at 10⁵, ≈ 420 ms at 10⁶ on thi
 Its own quantised tables do not help enough: a ``bit[384]`` table scans fast but its top-k keeps
 only k = 10 cheap (k = 200 costs more than the float scan at 2·10⁵), and ``int8`` is slower than
 float. So above :data:`MIN_VECTORS` vectors crib keeps, per vector space, one file
-``<db>-vecindex/<table>.codes``: a 256-byte JSON header, then one record per vector — the entry id
-(int64) and the sign bits of the vector (``dim/8`` bytes). A query
+``<db>-vecindex/<table>.codes``: a 256-byte JSON header, then one record per vector in ascending id
+order — the entry id (int64) and the sign bits of the vector (``dim/8`` bytes) — and beside it
+``<table>.floats``, the same vectors as float32 in the same order (a point read from sqlite-vec
+costs its whole 1024-vector chunk, ≈ 1.5 MB, so rescoring cannot read them there). A query
 
 1. takes the :data:`CANDIDATES` records nearest by Hamming distance (``numpy.bitwise_count`` over
    the memory-mapped codes: 48 MB at 10⁶, a few ms),
 2. adds every vector the database holds past the index (the *tail*: entries written after the
    index was last brought up to date, found by id through sqlite-vec's rowid table), and
-3. rescores all of them with their exact float vectors read from the database, returning the k
-   nearest by cosine distance — the same distances the exact search returns.
+3. rescores all of them with their exact float vectors (the ``.floats`` copy; the tail's from the
+   database), returning the k nearest by cosine distance — the distances the exact search returns.
+   Candidates whose entry was deleted since (no row in sqlite-vec's rowid table) drop out.
 
 **The database stays the one source of truth.** The header is stamped with the space's
 *generation* (a counter in ``settings`` that :meth:`~.sqlite_vectors.VectorsMixin.put_vector` bumps
@@ -34,6 +37,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,9 +53,9 @@ MIN_VECTORS = 50_000
 """Below this many vectors the exact scan is already fast (≈ 25 ms) and no index is kept."""
 CANDIDATES = 512
 """Records taken by Hamming distance and rescored exactly (recall, ``bench/scale.py --recall``)."""
-APPEND_AT = 64
-"""Tail length at which a writer appends the tail to the file."""
-TAIL_MAX = 4096
+APPEND_AT = 16
+"""Tail length at which a writer appends the tail to the files."""
+TAIL_MAX = 512
 """A longer tail is not searched through the index (the file is overdue for a refresh): exact scan."""
 HEADER = 256
 FORMAT = "crib-vecindex-1"
@@ -59,6 +63,10 @@ FORMAT = "crib-vecindex-1"
 
 def index_path(db: Path, table: str) -> Path:
     return Path(f"{db}-vecindex") / f"{table}.codes"
+
+
+def floats_path(codes: Path) -> Path:
+    return codes.with_suffix(".floats")
 
 
 def generation_key(table: str) -> str:
@@ -82,11 +90,13 @@ def _codes(vectors: Any) -> Any:
 
 
 class Index:
-    """One opened index file: its header and its memory-mapped records (read-only)."""
+    """One opened index: its header, its memory-mapped records (id and sign bits, ascending id)
+    and the float32 vectors in the same order (read-only)."""
 
-    def __init__(self, header: dict[str, Any], records: Any) -> None:
+    def __init__(self, header: dict[str, Any], records: Any, floats: Any) -> None:
         self.header = header
         self.records = records
+        self.floats = floats
 
     @property
     def max_rowid(self) -> int:
@@ -94,24 +104,43 @@ class Index:
 
     @classmethod
     def open(cls, path: Path) -> "Index | None":
-        """The index at ``path``, or None when it is missing, truncated or not an index. numpy is
-        imported only once a header is read: a small store (no file) never pays for it."""
+        """The index at ``path``, or None when either file is missing, truncated, of another
+        build or not an index. numpy is imported only once a header is read: a small store (no
+        file) never pays for it."""
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(HEADER)
-                header = json.loads(raw.rstrip(b"\0 ").decode("utf-8"))
+            with open(path, "rb") as handle, open(floats_path(path), "rb") as vectors:
+                header = json.loads(handle.read(HEADER).rstrip(b"\0 ").decode("utf-8"))
                 if not isinstance(header, dict) or header.get("format") != FORMAT:
                     return None
+                if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
+                    return None  # the two files of one build, never mixed
                 import numpy as np
 
                 dim, count = int(header["dim"]), int(header["count"])
                 record = _record(dim)
                 if dim % 8 or os.fstat(handle.fileno()).st_size < HEADER + count * record.itemsize:
                     return None
-                records = np.memmap(handle, dtype=record, mode="r", offset=HEADER, shape=(count,)) if count else np.zeros(0, record)
-                return cls(header, records)
+                if os.fstat(vectors.fileno()).st_size < HEADER + count * dim * 4:
+                    return None
+                if not count:
+                    return cls(header, np.zeros(0, record), np.zeros((0, dim), "<f4"))
+                records = np.memmap(handle, dtype=record, mode="r", offset=HEADER, shape=(count,))
+                floats = np.memmap(vectors, dtype="<f4", mode="r", offset=HEADER, shape=(count, dim))
+                return cls(header, records, floats)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
             return None
+
+    def positions(self, ids: Sequence[int]) -> dict[int, int]:
+        """Where each of ``ids`` is in the index (ids it does not hold are absent)."""
+        import numpy as np
+
+        if not len(self.records) or not ids:
+            return {}
+        wanted = np.asarray(sorted(set(int(i) for i in ids)), dtype="<i8")
+        held = self.records["id"]
+        at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+        found = held[at] == wanted
+        return {int(i): int(p) for i, p in zip(wanted[found], at[found])}
 
 
 _opened: dict[Path, tuple[tuple[int, int, int], Index]] = {}
@@ -179,46 +208,70 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     import numpy as np
 
     query = np.frombuffer(vector, dtype="<f4")
-    ids = candidates(index.records, query, max(CANDIDATES, 4 * k))
-    return rescore(store, table, query, [*ids, *tail], k)
+    picked = candidates(index.records, query, max(CANDIDATES, 4 * k))
+    ids = [int(i) for i in index.records["id"][picked]]
+    live = _live(store, table, ids)  # an entry deleted since the index was written drops out
+    keep = [p for p, i in zip(picked, ids) if i in live]
+    matrix = np.asarray(index.floats[np.sort(np.asarray(keep, dtype=np.int64))]) if keep else np.zeros((0, dim), "<f4")
+    have = [int(i) for i in index.records["id"][np.sort(np.asarray(keep, dtype=np.int64))]] if keep else []
+    if tail:
+        blobs = store.point_vectors(table, tail)
+        extra = [i for i in tail if i in blobs]
+        if extra:
+            have += extra
+            matrix = np.vstack([matrix, np.frombuffer(b"".join(blobs[i] for i in extra), dtype="<f4").reshape(len(extra), dim)])
+    return nearest_of(query, have, matrix, k)
 
 
-def candidates(records: Any, query: Any, count: int) -> list[int]:
-    """Ids of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
+def _live(store: "SQLiteStore", table: str, ids: Sequence[int]) -> set[int]:
+    """Those of ``ids`` that still have a vector (sqlite-vec's rowid table: an indexed lookup)."""
+    if not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    return {int(r[0]) for r in store.execute(f"SELECT rowid FROM {table}_rowids WHERE rowid IN ({marks})", list(ids))}
+
+
+def candidates(records: Any, query: Any, count: int) -> Any:
+    """Positions of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
     import numpy as np
 
     if len(records) == 0:
-        return []
+        return np.zeros(0, dtype=np.int64)
     code = _codes(query.reshape(1, -1))[0]
-    words = code.size // 8 * 8
     codes = records["code"]
-    if words == code.size:  # whole uint64 words: 8× fewer operations
+    if code.size % 8 == 0:  # whole uint64 words: 8× fewer operations
         distance = np.bitwise_count(np.ascontiguousarray(codes).view("<u8") ^ code.view("<u8")).sum(axis=1, dtype=np.int32)
     else:
         distance = np.bitwise_count(codes ^ code).sum(axis=1, dtype=np.int32)
     if count < len(distance):
-        picked = np.argpartition(distance, count)[:count]
-    else:
-        picked = np.arange(len(distance))
-    return [int(i) for i in records["id"][picked]]
+        return np.argpartition(distance, count)[:count]
+    return np.arange(len(distance))
 
 
-def rescore(store: "SQLiteStore", table: str, query: Any, ids: Sequence[int], k: int) -> list[tuple[int, float]]:
-    """Exact cosine distances of ``ids``' stored vectors to ``query``; the ``k`` nearest. Ids with
-    no vector (deleted since the index was written) drop out."""
+def nearest_of(query: Any, ids: Sequence[int], matrix: Any, k: int) -> list[tuple[int, float]]:
+    """The ``k`` of ``ids`` (rows of ``matrix``) nearest ``query`` by cosine distance, ties by id."""
     import numpy as np
 
-    blobs = store.stored_vectors(table, ids)
-    if not blobs:
+    if not len(ids):
         return []
-    have = sorted(blobs)
-    matrix = np.frombuffer(b"".join(blobs[i] for i in have), dtype="<f4").reshape(len(have), -1)
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = 1.0 - (matrix @ query) / norms
     distance = np.where(np.isfinite(distance), distance, 2.0)
-    order = np.lexsort((np.asarray(have), distance))[:k]
-    return [(have[i], float(distance[i])) for i in order]
+    order = np.lexsort((np.asarray(ids), distance))[:k]
+    return [(int(ids[i]), float(distance[i])) for i in order]
+
+
+def read_vectors(store: "SQLiteStore", table: str, ids: Sequence[int]) -> dict[int, bytes] | None:
+    """The float32 blobs of those of ``ids`` the current index holds and the database still has
+    (a point read from sqlite-vec costs a whole 1024-vector chunk); None without a current index."""
+    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
+    index = usable_index(store, table, int(dim[0][0])) if dim else None
+    if index is None:
+        return None
+    at = index.positions(ids)
+    live = _live(store, table, list(at))
+    return {i: index.floats[p].tobytes() for i, p in at.items() if i in live}
 
 
 # -- writers ----------------------------------------------------------------------------------
@@ -260,14 +313,18 @@ def _count_at_least(store: "SQLiteStore", table: str, count: int) -> bool:
     return bool(rows)
 
 
-def _header(table: str, dim: int, count: int, gen: int, max_rowid: int) -> bytes:
-    text = json.dumps({"format": FORMAT, "table": table, "dim": dim, "count": count, "generation": gen, "max_rowid": max_rowid})
+def _header(table: str, dim: int, count: int, gen: int, max_rowid: int, build: str) -> bytes:
+    text = json.dumps({"format": FORMAT, "table": table, "dim": dim, "count": count, "generation": gen,
+                       "max_rowid": max_rowid, "build": build})
     return text.encode("utf-8").ljust(HEADER, b" ")
 
 
 def rebuild(store: "SQLiteStore", table: str) -> int:
-    """Write the index of ``table`` afresh from the database (atomically: a temporary file renamed
-    into place); returns how many vectors it holds."""
+    """Write the index of ``table`` afresh from the database; returns how many vectors it holds.
+
+    Both files are written under temporary names and renamed into place, the vectors first: a
+    reader holding the old codes file sees another build token in the new vectors file and scans
+    exactly instead. Records are sorted by id (sqlite-vec's scan order is its chunk order)."""
     import numpy as np
 
     store.load_vec()
@@ -275,27 +332,62 @@ def rebuild(store: "SQLiteStore", table: str) -> int:
     record = _record(dim)
     path = index_path(store.path, table)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    count, max_rowid = 0, 0
+    build = f"{os.getpid()}-{time.time_ns()}"
+    tmp_codes, tmp_floats = (path.with_name(f".{path.name}.{build}.{part}") for part in ("codes", "floats"))
     try:
-        # One read transaction: the generation, the vectors and the highest id agree.
-        with store.conn:
+        with store.conn:  # one read transaction: the generation, the vectors and the highest id agree
             gen = generation(store, table)
-            with open(tmp, "wb") as out:
-                out.write(b" " * HEADER)
-                for ids, vectors in _batches(store, table, dim):
-                    rows = np.zeros(len(ids), dtype=record)
-                    rows["id"] = ids
-                    rows["code"] = _codes(vectors)
-                    out.write(rows.tobytes())
-                    count += len(ids)
-                    max_rowid = max(max_rowid, int(ids.max()))
-                out.seek(0)
-                out.write(_header(table, dim, count, gen, max_rowid))
-        os.replace(tmp, path)
+            ids = _write_scan(store, table, dim, tmp_codes, tmp_floats)
+        count = len(ids)
+        order = np.argsort(ids, kind="stable")
+        if count and not (order == np.arange(count)).all():
+            _sort_files(tmp_codes, tmp_floats, record, dim, order)
+        header = _header(table, dim, count, gen, int(ids.max()) if count else 0, build)
+        with open(tmp_floats, "r+b") as out:
+            out.write(build.encode("utf-8").ljust(HEADER, b" "))
+        with open(tmp_codes, "r+b") as out:
+            out.write(header)
+        os.replace(tmp_floats, floats_path(path))
+        os.replace(tmp_codes, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        tmp_codes.unlink(missing_ok=True)
+        tmp_floats.unlink(missing_ok=True)
     return count
+
+
+def _write_scan(store: "SQLiteStore", table: str, dim: int, codes_file: Path, floats_file: Path) -> Any:
+    """Write every vector of ``table`` (scan order) after a blank header in each file; the ids."""
+    import numpy as np
+
+    record = _record(dim)
+    seen = []
+    with open(codes_file, "wb") as codes, open(floats_file, "wb") as floats:
+        codes.write(b" " * HEADER)
+        floats.write(b" " * HEADER)
+        for ids, vectors in _batches(store, table, dim):
+            rows = np.zeros(len(ids), dtype=record)
+            rows["id"] = ids
+            rows["code"] = _codes(vectors)
+            codes.write(rows.tobytes())
+            floats.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+            seen.append(ids)
+    return np.concatenate(seen) if seen else np.zeros(0, dtype="<i8")
+
+
+def _sort_files(codes_file: Path, floats_file: Path, record: Any, dim: int, order: Any, step: int = 65_536) -> None:
+    """Rewrite both files in ``order`` (gathering from memory maps, a slice at a time)."""
+    import numpy as np
+
+    count = len(order)
+    for source, dtype, shape in ((codes_file, record, (count,)), (floats_file, np.dtype("<f4"), (count, dim))):
+        data = np.memmap(source, dtype=dtype, mode="r", offset=HEADER, shape=shape)
+        target = source.with_name(source.name + ".sorted")
+        with open(target, "wb") as out:
+            out.write(b" " * HEADER)
+            for start in range(0, count, step):
+                out.write(np.ascontiguousarray(data[order[start:start + step]]).tobytes())
+        del data
+        os.replace(target, source)
 
 
 def _batches(store: "SQLiteStore", table: str, dim: int, size: int = 65_536) -> Any:
@@ -314,20 +406,27 @@ def _batches(store: "SQLiteStore", table: str, dim: int, size: int = 65_536) -> 
 
 
 def _append(store: "SQLiteStore", table: str, path: Path, index: Index, tail: Sequence[int]) -> None:
-    """Add the tail's records to the end of the file, then its header (count, highest id)."""
+    """Add the tail to the end of both files (vectors first), then the new header (count, highest
+    id): a reader that read the old header sees the old records only."""
     import numpy as np
 
     dim = int(index.header["dim"])
-    blobs = store.stored_vectors(table, tail)
-    ids = [i for i in tail if i in blobs]
+    blobs = store.point_vectors(table, tail)
+    ids = [i for i in sorted(tail) if i in blobs]
     count = int(index.header["count"])
-    if ids:
-        rows = np.zeros(len(ids), dtype=_record(dim))
-        rows["id"] = ids
-        rows["code"] = _codes(np.frombuffer(b"".join(blobs[i] for i in ids), dtype="<f4").reshape(len(ids), dim))
-        with open(path, "r+b") as out:
-            out.seek(HEADER + count * rows.itemsize)
-            out.write(rows.tobytes())
-            out.truncate()
-            out.seek(0)
-            out.write(_header(table, dim, count + len(ids), int(index.header["generation"]), max(tail)))
+    if not ids:
+        return
+    rows = np.zeros(len(ids), dtype=_record(dim))
+    rows["id"] = ids
+    vectors = np.frombuffer(b"".join(blobs[i] for i in ids), dtype="<f4").reshape(len(ids), dim)
+    rows["code"] = _codes(vectors)
+    with open(floats_path(path), "r+b") as out:
+        out.seek(HEADER + count * dim * 4)
+        out.write(vectors.tobytes())
+        out.truncate()
+    with open(path, "r+b") as out:
+        out.seek(HEADER + count * rows.itemsize)
+        out.write(rows.tobytes())
+        out.truncate()
+        out.seek(0)
+        out.write(_header(table, dim, count + len(ids), int(index.header["generation"]), max(ids), str(index.header["build"])))
