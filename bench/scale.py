@@ -251,7 +251,7 @@ def recall_at_10(db: Path, queries: int) -> tuple[float, float, float, int]:
         for vector in vectors:
             blob = vector.tobytes()
             t0 = time.perf_counter()
-            exact = {i for i, _ in store.vector_search(table, blob, 10)}
+            exact = {i for i, _ in store.exact_vector_search(table, blob, 10)}
             t1 = time.perf_counter()
             fast = {i for i, _ in vector_index.search(store, table, blob, 10)}
             t2 = time.perf_counter()

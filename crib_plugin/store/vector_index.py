@@ -309,6 +309,11 @@ def refresh(store: "SQLiteStore", table: str) -> str:
 
 
 def _count_at_least(store: "SQLiteStore", table: str, count: int) -> bool:
+    """Whether ``table`` holds ``count`` vectors or more (ids are positive and unique, so a highest
+    id below ``count`` answers at once; otherwise the rowid table is stepped, at most ``count`` rows)."""
+    top = store.execute(f"SELECT max(rowid) FROM {table}_rowids")[0][0]
+    if top is None or int(top) < count:
+        return False
     rows = store.execute(f"SELECT rowid FROM {table}_rowids ORDER BY rowid LIMIT 1 OFFSET ?", (max(0, count - 1),))
     return bool(rows)
 
