@@ -17,7 +17,7 @@ import sys
 
 
 def main(argv: list[str]) -> None:
-    from crib_plugin.store import vector_index
+    from crib_plugin.store import vector_index, vector_index_build
 
     if argv[:1] == ["--candidates"]:
         vector_index.CANDIDATES = int(argv[1])
@@ -28,7 +28,7 @@ def main(argv: list[str]) -> None:
     def through_the_index(store, table, vector, k):  # type: ignore[no-untyped-def]
         dim = len(vector) // 4
         if vector_index.usable_index(store, table, dim) is None and not store.readonly:
-            vector_index.refresh(store, table)
+            vector_index_build.refresh(store, table)
         if vector_index.usable_index(store, table, dim) is None:
             raise SystemExit(f"forced_index: no usable index for {table} ({store.path}, read-only={store.readonly})")
         return search(store, table, vector, k)

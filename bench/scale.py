@@ -152,10 +152,10 @@ def _refresh_index(db: Path) -> None:
     from crib_plugin.memory import Memory
 
     with Memory(db, settings=_settings(db)) as memory:
-        from crib_plugin.store import vector_index
+        from crib_plugin.store import vector_index_build
 
         for _key, (table, _dim) in memory.store.vector_spaces().items():
-            vector_index.refresh(memory.store, table)
+            vector_index_build.refresh(memory.store, table)
 
 
 def ensure_store(cache: Path, size: int, base: int, rebuild: bool) -> tuple[Path, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 from test_bench_scripts import bench_module, run_script, table_rows
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-
 import test_supersede as cases
+
 from crib_plugin import supersede
 from crib_plugin.memory import NewEntry
 from crib_plugin.store import vector_index

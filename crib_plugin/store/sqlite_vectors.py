@@ -87,17 +87,17 @@ class VectorsMixin:
         (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
         from . import vector_index
 
-        return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]
+        return vector_index.search(self, table, vector, k)
 
     def refresh_vector_index(self, table: str) -> str:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
         or rebuild it when missing or stale on a big store). Never fails the write: a problem
         leaves the index as it is, and searches use the exact scan while it is not current."""
         from ..errors import CribError
-        from . import vector_index
+        from . import vector_index_build
 
         try:
-            return vector_index.refresh(self, table)  # type: ignore[arg-type]
+            return vector_index_build.refresh(self, table)
         except (CribError, OSError, ValueError):
             return "failed"
 
@@ -108,7 +108,7 @@ class VectorsMixin:
         from . import vector_index
 
         try:
-            return vector_index.prepare(self, table)  # type: ignore[arg-type]
+            return vector_index.prepare(self, table)
         except (CribError, OSError, ValueError):
             return False
 
@@ -181,7 +181,7 @@ class VectorsMixin:
             # index's copy is read instead when it is current (vector_index.read_vectors).
             from . import vector_index
 
-            indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]
+            indexed = vector_index.read_vectors(self, table, wanted)
             if indexed:
                 blobs.update(indexed)
                 wanted = [i for i in wanted if i not in indexed]
