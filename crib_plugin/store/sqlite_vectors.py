@@ -87,7 +87,7 @@ class VectorsMixin:
         (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
         from . import vector_index
 
-        return vector_index.search(self, table, vector, k)
+        return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
     def refresh_vector_index(self, table: str) -> str:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
@@ -97,7 +97,7 @@ class VectorsMixin:
         from . import vector_index_build
 
         try:
-            return vector_index_build.refresh(self, table)
+            return vector_index_build.refresh(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
         except (CribError, OSError, ValueError):
             return "failed"
 
@@ -108,7 +108,7 @@ class VectorsMixin:
         from . import vector_index
 
         try:
-            return vector_index.prepare(self, table)
+            return vector_index.prepare(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
         except (CribError, OSError, ValueError):
             return False
 
@@ -181,7 +181,7 @@ class VectorsMixin:
             # index's copy is read instead when it is current (vector_index.read_vectors).
             from . import vector_index
 
-            indexed = vector_index.read_vectors(self, table, wanted)
+            indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]  # a mixin of SQLiteStore
             if indexed:
                 blobs.update(indexed)
                 wanted = [i for i in wanted if i not in indexed]
