@@ -61,9 +61,8 @@ RESTATES_COSINE = 0.62
 coding evaluation's memories (all 13 labelled supersede chains, 58 other decisions): 12 of 13
 chains found, 3 false links."""
 COMMON_DOCS = 2_000
-"""A word held by more entries than this is left out of the supersession search (see
-:func:`uncommon_expression`)."""
-RAREST_KEPT = 3
+"""A word held by more entries than this is left out of the supersession search
+(:func:`crib_plugin.common_terms.uncommon_expression`)."""
 RESTATES_WORDS = 4
 """...and the content words they must share (a project name alone is not a subject)."""
 
@@ -76,35 +75,13 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
+    from .common_terms import uncommon_expression
+
     near: set[int] = set()
     for text in texts:
-        expression = uncommon_expression(store, text)
+        expression = uncommon_expression(store, text, COMMON_DOCS)
         near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
     return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
-
-
-def uncommon_expression(store: Any, text: str) -> str:
-    """The FTS expression of ``text`` without the words more than :data:`COMMON_DOCS` entries hold
-    (all of them kept below that size, so a small store ranks as before).
-
-    Why: a new entry's whole text is OR-ed into one query, and BM25 ranks every entry matching any
-    word — on a 10⁶ store, hundreds of thousands for "should" or "config". Words that common say
-    nothing about which entry is the predecessor; without them the cost is bounded by
-    ``terms × COMMON_DOCS`` postings whatever the store's size. Should every word be that common,
-    the :data:`RAREST_KEPT` rarest are kept."""
-    from .query import terms
-    from .specific import stems
-
-    found = terms(text)
-    if not found or store.count_entries() <= COMMON_DOCS:
-        return " OR ".join(t.fts() for t in found)
-    rated: list[tuple[int, int]] = []
-    for position, term in enumerate(found):
-        forms = stems(term.text)
-        docs = max((store.term_document_frequency(s) for s in forms), default=0) if not term.phrase else 0
-        rated.append((docs, position))
-    kept = [p for docs, p in rated if docs <= COMMON_DOCS] or [p for _d, p in sorted(rated)[:RAREST_KEPT]]
-    return " OR ".join(found[p].fts() for p in sorted(kept))
 
 
 def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:

@@ -16,6 +16,7 @@ import pytest
 import test_supersede as cases
 
 from crib_plugin import supersede
+from crib_plugin.common_terms import RAREST_KEPT, uncommon_expression
 from crib_plugin.memory import NewEntry
 from crib_plugin.store import vector_index
 
@@ -48,11 +49,11 @@ def test_same_predecessor_in_a_crowded_store(memory: Any, monkeypatch: pytest.Mo
 def test_common_words_leave_the_supersession_search(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(supersede, "COMMON_DOCS", 20)
     text = "MSRV raised from 1.74 to 1.80 so the CI job runs LazyLock"
-    small = supersede.uncommon_expression(memory.store, text)
+    small = uncommon_expression(memory.store, text, supersede.COMMON_DOCS)
     assert "\"job\"" in small and "\"lazylock\"" in small  # a small store: every word searched
     _crowd(memory)
-    crowded = supersede.uncommon_expression(memory.store, text)
+    crowded = uncommon_expression(memory.store, text, supersede.COMMON_DOCS)
     assert "\"job\"" not in crowded and "\"ci\"" not in crowded
     assert "\"lazylock\"" in crowded and "\"1 74\"" in crowded and "\"raised\"" in crowded and "\"msrv\"" not in crowded
-    only_common = supersede.uncommon_expression(memory.store, "the CI job runs the build step")
-    assert only_common.count(" OR ") == supersede.RAREST_KEPT - 1  # never nothing: the rarest few
+    only_common = uncommon_expression(memory.store, "the CI job runs the build step", supersede.COMMON_DOCS)
+    assert only_common.count(" OR ") == RAREST_KEPT - 1  # never nothing: the rarest few
