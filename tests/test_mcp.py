@@ -199,5 +199,5 @@ def test_the_per_prompt_commands_never_import_mcp(command: list[str], crib: Any,
         capture_output=True, text=True, env={**os.environ, "CRIB_HOOK_TIMEOUT": "60"}, timeout=120,
     )
     modules = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
-    assert "crib_plugin.claude" in modules or "crib_plugin.cli.hotpath" in modules
+    assert "crib_plugin.hosts.claude" in modules or "crib_plugin.hosts.cli.hotpath" in modules
     assert not [m for m in modules if m == "mcp" or m.startswith("mcp.")]

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crib_plugin import temporal
-from crib_plugin.explain import explain_text
-from crib_plugin.query import prepare
-from crib_plugin.records import Entry, Hit, Query, Retrieval
-from crib_plugin.temporal import (
+from crib_plugin.core.records import Entry, Hit, Query, Retrieval
+from crib_plugin.output.explain import explain_text
+from crib_plugin.read import temporal
+from crib_plugin.read.query import prepare
+from crib_plugin.read.temporal import (
     TIME_BOOST,
     adjust_hits,
     find_time_expression,
