@@ -178,3 +178,11 @@ def test_a_failing_model_leaves_the_evidence_marked_unsynthesised(store: dict[st
     result = deep_recall(QUESTION, model=configured_model())
     assert not result.synthesised and result.stopped.startswith("model failed") and len(result.evidence()) == len(DEPLOYMENT)
     assert to_text(result).startswith("NOT SYNTHESISED: model failed")
+
+
+def test_the_session_start_line_says_when_to_look_further() -> None:
+    from crib_plugin.claude import MEMORY_AVAILABLE
+
+    for words in ("pointer", "`show`", "`search`", "deep-recall agent", "crib recall --deep"):
+        assert words in MEMORY_AVAILABLE, words
+    assert len(MEMORY_AVAILABLE) < 900  # one line, read at every session start
