@@ -37,7 +37,12 @@ POOL = 60
 RRF_K = 60
 SNIPPET_CHARS = 100
 GATE_PASS = 1.0
-"""Confirmed weight a candidate needs: one question term, or two expansion terms."""
+"""Confirmed expansion weight a candidate needs when it confirms no term of the question: two terms."""
+GATE_RANK = 0.25
+"""How much the confirmed terms' weight counts in the rank against the rank fusion (0.25: chosen on the survey
+prompts and LoCoMo conversations 1-4 among 0, 0.25, 0.5, 1; bench/deep_recall.py)."""
+MIN_WEIGHT = 0.1
+"""The least a confirmed term of the question counts towards the rank (a word in every entry)."""
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -75,12 +80,18 @@ class Candidate:
         return gate_score(self.confirmed)
 
     @property
+    def rank(self) -> float:
+        """Rank fusion over the pool's lists (1.0 for first in all three) plus what the gate confirmed."""
+        return self.fused * RRF_K / 3 + GATE_RANK * self.gate
+
+    @property
     def passes(self) -> bool:
-        return self.gate >= GATE_PASS
+        """One term of the question confirmed, or expansion terms worth :data:`GATE_PASS` (two)."""
+        return any(t.source == "question" for t in self.confirmed) or self.gate >= GATE_PASS
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "scope": self.scope, "date": self.created_at[:10], "type": self.type,
-                                "score": round(self.gate + self.fused * RRF_K / 3, 3), "snippet": snippet(self.content),
+                                "score": round(self.rank, 3), "snippet": snippet(self.content),
                                 "confirms": [t.text for t in self.confirmed]}
         if self.superseded_by is not None:
             data["superseded_by"] = self.superseded_by
@@ -162,8 +173,26 @@ def build_manifest(question: str, *, scope: str = "all", cwd: Path | None = None
             lists, found = _lists(memory, question, merge_terms(asked, extra))
             expansion = merge_terms(expansion, found)
             pool.extend(_candidates(memory, name, lists))
+        if name == names[0]:
+            asked = rarity_weighted(memory.store, asked)
     terms = merge_terms(asked, extra, expansion)
     return gate(question, terms, pool)
+
+
+def rarity_weighted(store: Any, terms: Sequence[Term]) -> list[Term]:
+    """The question's terms weighted by how rare they are in the store (1.0 for a word in one entry
+    in a hundred or fewer, down to :data:`MIN_WEIGHT` for one in every entry): in a conversation every
+    turn names its speaker, and confirming the speaker's name says little."""
+    import dataclasses
+    import math
+
+    total = max(2, store.count_entries())
+    out: list[Term] = []
+    for term in terms:
+        df = max(1, min(store.term_document_frequency(stem) for stem in term.stems))
+        weight = max(MIN_WEIGHT, min(1.0, math.log(total / df) / math.log(100)))
+        out.append(dataclasses.replace(term, weight=round(weight, 3)))
+    return out
 
 
 def gate(question: str, terms: list[Term], pool: Sequence[Candidate]) -> Manifest:
@@ -171,7 +200,7 @@ def gate(question: str, terms: list[Term], pool: Sequence[Candidate]) -> Manifes
     for cand in pool:
         cand.confirmed = confirmed(f"{cand.content} {cand.cue}", terms)
     passed = [c for c in pool if c.passes]
-    passed.sort(key=lambda c: (-(c.gate + c.fused * RRF_K / 3), c.scope != "project", -c.id))
+    passed.sort(key=lambda c: (-c.rank, c.scope != "project", -c.id))
     out = [c for c in pool if not c.passes]
     out.sort(key=lambda c: -c.fused)
     return Manifest(question, terms, passed, out)
