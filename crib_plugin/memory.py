@@ -238,14 +238,15 @@ class Memory:
 
         One transaction writes the entry, its index rows, its vector (or a queue row when the
         embedder failed) and its consolidated facts. An identical entry (same type, content and
-        metadata) is not stored twice: its id is returned.
+        metadata) is not stored twice, nor the same text with another type or cue (its cue is
+        updated): its id is returned and ``last_write.duplicate`` says so.
         """
         from .write.clean import parse_write
 
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
         item = NewEntry(parsed.content, parsed.type, created_at, meta)
-        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
+        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True, same_text=dedupe)
         self.last_write = reports[0]
         return reports[0].entry_id
 
@@ -258,6 +259,7 @@ class Memory:
         cleaned: bool = False,
         on_progress: Callable[[int, int], None] | None = None,
         audit: str | None = "write",
+        same_text: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
@@ -278,7 +280,7 @@ class Memory:
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit)
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
 
     def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""

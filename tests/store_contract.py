@@ -74,6 +74,16 @@ class StoreContract:
         assert store.find_duplicate("note", "Chose SQLite for storage.", {}) is None
         assert store.find_duplicate("decision", "Chose SQLite for storage.", {"thread": "t"}) is None
 
+    def test_same_text_is_found_whatever_type_and_metadata_among_current_entries(self, store: Store) -> None:
+        first = add(store, "Chose  SQLite\nfor storage.", thread="t")
+        again = add(store, "Chose SQLite for storage.", type="decision")
+        assert store.find_same_text("Chose SQLite for storage.") == [again, first]  # newest first
+        assert store.find_same_text("Chose SQLite for storage!") == []
+        newer = add(store, "A newer plan.")
+        with store.transaction():
+            store.supersede_entry(first, newer)
+        assert store.find_same_text("Chose SQLite for storage.") == [again]  # superseded: history, not current
+
     def test_metadata_can_be_replaced_and_vectors_removed(self, store: Store) -> None:
         entry_id = add(store, "Chose SQLite for storage.")
         plain = add(store, "No cue here.")

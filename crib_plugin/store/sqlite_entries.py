@@ -94,6 +94,13 @@ class EntriesMixin:
         )
         return int(rows[0][0]) if rows else None
 
+    def find_same_text(self, content: str, limit: int = 20) -> list[int]:
+        rows = self.execute(
+            "SELECT id FROM entries WHERE content_hash = ? AND superseded_by IS NULL ORDER BY id DESC LIMIT ?",
+            (content_hash(content), limit),
+        )
+        return [int(r[0]) for r in rows]
+
     def get_entries(self, ids: Sequence[int]) -> dict[int, Entry]:
         if not ids:
             return {}

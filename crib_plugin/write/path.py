@@ -176,10 +176,13 @@ def write_prepared(
     batch: int | None = None,
     on_progress: Progress | None = None,
     audit: str | None = "write",
+    same_text: bool = False,
 ) -> list["WriteReport"]:
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
-    ``audit`` names the action recorded in the audit table for each new entry (``None``: none)."""
+    ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
+    ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
+    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`)."""
     from ..core.config import embed_budget, extract_budget
     from ..core.write_types import WriteReport
 
@@ -193,6 +196,13 @@ def write_prepared(
         todo: list[int] = []
         for index in indexes:
             item = prepared[index]
+            if dedupe and same_text:
+                from .same_text import same_text_report
+
+                same = same_text_report(memory, item)
+                if same is not None:
+                    reports[index] = same
+                    continue
             if dedupe:
                 key = _dedupe_key(item)
                 dup = memory.store.find_duplicate(item.type, item.content, item.metadata)

@@ -54,7 +54,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
     parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
     if report is not None:
         if report.duplicate:
-            parts = [f"entry {entry_id} already stored (identical content)"]
+            parts = [f"entry {entry_id} already stored (the same text): not stored again"]
         else:
             parts.append("vector" if report.embedded else "no vector (queued)")
             parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")

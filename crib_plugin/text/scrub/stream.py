@@ -35,6 +35,9 @@ _CLOSE_SPACE = 8  # closer: after the name, only whitespace and ">" may follow
 CRIB_ATTRIBUTES = frozenset({"context_time", "channels", "skipped"})
 _REQUIRED_ATTRIBUTE = "context_time"
 _MAX_ATTR_NAME = 32
+# Attribute names a ``memory-context`` opener may have besides crib's (it is crib's name alone, so any
+# attributes a model leaves on it or adds do not make it text): letters, digits, "_", "-", ":".
+_LONG_ATTR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-:")
 
 # Results of feeding one character to the recogniser.
 _MORE, _DONE, _FAIL = 0, 1, 2
@@ -201,19 +204,19 @@ class Scrubber:
                 return _MORE
             if c == ">":
                 return _DONE if self._crib else _FAIL
-            if self._sp and (c == "_" or "a" <= c <= "z"):
+            if self._sp and (c == "_" or "a" <= c <= "z" or (self._idx == _LONG and c in _LONG_ATTR_CHARS)):
                 self._phase = _ATTR
                 self._attr = c
                 return _MORE
             return _FAIL
         if phase == _ATTR:
             if c == "=":
-                if self._attr not in CRIB_ATTRIBUTES:
+                if self._attr not in CRIB_ATTRIBUTES and self._idx != _LONG:  # memory-context: any attribute
                     return _FAIL
                 self._crib = self._crib or self._attr == _REQUIRED_ATTRIBUTE
                 self._phase = _EQ
                 return _MORE
-            if (c == "_" or "a" <= c <= "z") and len(self._attr) < _MAX_ATTR_NAME:
+            if (c == "_" or "a" <= c <= "z" or (self._idx == _LONG and c in _LONG_ATTR_CHARS)) and len(self._attr) < _MAX_ATTR_NAME:
                 self._attr += c
                 return _MORE
             return _FAIL
@@ -236,13 +239,15 @@ class Scrubber:
                     self._phase = _CLOSE_SPACE if self._closer else _SPACE
                     self._sp = True
                     return _MORE
-                if c == ">":
-                    return _DONE if self._closer else _FAIL
+                if c == ">":  # "<memory-context>" is crib's with or without attributes; "<memory>" is not
+                    return _DONE if self._closer or idx == _LONG else _FAIL
                 if idx == _LONG or c != "-":
                     return _FAIL
             elif c != _NAME[idx] and c != _NAME_UPPER[idx]:
                 return _FAIL
             self._idx = idx + 1
+            if self._idx == _LONG and not self._closer:
+                self._crib = True  # crib's name alone: an opener whatever its attributes
             return _MORE
         if phase == _LT:
             if c == "/":
