@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README_MAX_LINES = 300
 
 #: Top-level folders of the repository whose paths the docs may name in backticks.
-REPO_DIRS = ("crib_plugin", "bench", "tests", "examples", "skills", "hooks", "templates", "bin", "docs", ".claude-plugin", ".ci")
+REPO_DIRS = ("crib_plugin", "crib_eval", "bench", "tests", "examples", "skills", "hooks", "templates", "bin", "docs", ".claude-plugin", ".ci")
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 INLINE_CODE = re.compile(r"`+([^`]+?)`+")
@@ -35,7 +35,7 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 EXPLICIT_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 PATH = re.compile(r"(?<![\w/.$~-])((?:" + "|".join(re.escape(d) for d in REPO_DIRS) + r")/[\w./-]*)")
-DOTTED = re.compile(r"(?<![\w./-])(crib_plugin(?:\.\w+)+)(?::(\w+))?")
+DOTTED = re.compile(r"(?<![\w./-])((?:crib_plugin|crib_eval)(?:\.\w+)+)(?::(\w+))?")
 FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(?:%|ms\b)")
 
 
