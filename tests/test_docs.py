@@ -10,7 +10,8 @@ Checked, in README.md, ARCHITECTURE.md, bench/README.md and docs/*.md:
   exists, and every dotted ``crib_plugin.x.y`` names a module (and, past the module, a name that
   module defines);
 - every number the README quotes with ``%`` or ``ms`` appears in docs/benchmarks.md, where each
-  figure stands beside the command that reproduces it.
+  figure stands beside the command that reproduces it;
+- the README's session runs as written and prints what the README shows.
 
 Each checker takes the repository root, so the second half of this file runs it on a small broken
 tree and sees it fail: the checks cannot pass vacuously.
@@ -19,7 +20,9 @@ tree and sees it fail: the checks cannot pass vacuously.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,3 +230,51 @@ def test_a_broken_tree_fails(tmp_path: Path, check: str, readme: str, expected: 
 def test_a_broken_path_in_architecture_fails(tmp_path: Path) -> None:
     root = _tree(tmp_path, GOOD, extra="`crib_plugin/pipeline/` holds the stages.\n")
     assert missing_paths(root) == ["ARCHITECTURE.md: `crib_plugin/pipeline/` does not exist"]
+
+
+# -- the README's session, run as written ---------------------------------------------------------
+
+SESSION_NOW = "2026-11-22T10:00:00Z"  # the date the README's sample output shows
+
+
+def readme_session(root: Path) -> list[tuple[str | None, dict[str, str], list[str], str, list[str]]]:
+    """The command lines of the README's "A session" block: (stdin, env, crib args, trailing
+    comment, the ``# …`` output lines shown under it)."""
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## A session") :]
+    block = FENCE.search(section)
+    assert block is not None, "the README's session has no code block"
+    steps: list[tuple[str | None, dict[str, str], list[str], str, list[str]]] = []
+    for line in block.group(0).splitlines()[1:-1]:
+        if line.startswith("# "):
+            steps[-1][4].append(line[2:])
+            continue
+        command, _, comment = line.partition("  #")
+        stdin: str | None = None
+        if "|" in command:
+            left, _, command = command.partition("|")
+            words = shlex.split(left)
+            assert words[0] == "echo", line
+            stdin = " ".join(words[1:]) + "\n"
+        words = shlex.split(command)
+        env = dict(w.split("=", 1) for w in words if re.match(r"^[A-Z_]+=", w))
+        args = [w for w in words if not re.match(r"^[A-Z_]+=", w)]
+        assert args[0] == "crib", line
+        steps.append((stdin, env, args[1:], comment.strip(), []))
+    return steps
+
+
+def test_the_readme_session_runs_as_written(crib: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CRIB_NOW", SESSION_NOW)
+    steps = readme_session(ROOT)
+    assert len(steps) >= 4
+    for stdin, env, args, comment, shown in steps:
+        result = crib(*args, input=stdin, env=env)
+        where = f"`crib {' '.join(args)}`"
+        assert result.returncode == 0, f"{where} failed: {result.stderr}"
+        if shown:
+            assert result.stdout.splitlines() == shown, f"{where} printed:\n{result.stdout}"
+        if "prints nothing" in comment:
+            assert result.stdout == "", f"{where} should print nothing, printed:\n{result.stdout}"
+        if "vectors find it" in comment:
+            assert "Chose SQLite" in result.stdout, f"{where} found nothing:\n{result.stdout}"
