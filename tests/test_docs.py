@@ -9,7 +9,7 @@ Checked, in README.md, ARCHITECTURE.md, bench/README.md and docs/*.md:
 - every repository path named in backticks (``crib_plugin/…``, ``bench/x.py``, ``tests/x.py``, …)
   exists, and every dotted ``crib_plugin.x.y`` names a module (and, past the module, a name that
   module defines);
-- every number the README quotes with ``%`` or ``ms`` appears in docs/benchmarks.md, where each
+- every number the README quotes with ``%``, ``ms`` or ``×`` appears in docs/benchmarks.md, where each
   figure stands beside the command that reproduces it;
 - the README's session runs as written and prints what the README shows.
 
@@ -39,7 +39,7 @@ HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 EXPLICIT_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 PATH = re.compile(r"(?<![\w/.$~-])((?:" + "|".join(re.escape(d) for d in REPO_DIRS) + r")/[\w./-]*)")
 DOTTED = re.compile(r"(?<![\w./-])((?:crib_plugin|crib_eval)(?:\.\w+)+)(?::(\w+))?")
-FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(?:%|ms\b)")
+FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(?:%|ms\b|×)")
 
 
 def doc_files(root: Path) -> list[Path]:
@@ -143,7 +143,7 @@ def unreproducible_figures(root: Path) -> list[str]:
     problems = []
     for number in sorted(set(FIGURE.findall(readme))):
         if not re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", benchmarks):
-            problems.append(f"README.md quotes {number} (% or ms) but docs/benchmarks.md does not")
+            problems.append(f"README.md quotes {number} (%, ms or ×) but docs/benchmarks.md does not")
     return problems
 
 
@@ -219,6 +219,7 @@ def test_a_sound_tree_passes(tmp_path: Path) -> None:
         ("module_paths", GOOD + "`crib_plugin.config.gone`\n", "has no `gone`"),
         ("readme_figures", GOOD + "Silence 84.4 %, 247 ms.\n", "quotes 247"),
         ("readme_figures", GOOD + "Silence 84.4 %.\n", "quotes 84.4"),
+        ("readme_figures", GOOD + "A cold start costs 1.3× an import.\n", "quotes 1.3"),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "",
 )
