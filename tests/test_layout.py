@@ -18,7 +18,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import module_graph
-from module_graph import MAX_FUNCTION_LINES, PACKAGE, big_modules, cycles, import_graph, layer_of, long_functions, upward_imports
+from module_graph import (
+    MAX_FUNCTION_LINES,
+    PACKAGE,
+    big_modules,
+    cycles,
+    import_graph,
+    layer_of,
+    long_functions,
+    private_imports,
+    upward_imports,
+)
 
 #: Upward imports the folder move (issue 21, phase 1) found and left for the next step, each to go:
 #: the write path reaching into the read path, and a host asking a built-in plugin directly.
@@ -122,3 +132,13 @@ def test_the_evaluation_is_outside_the_runtime_package() -> None:
 def test_crib_eval_keeps_the_size_rules() -> None:
     root = PACKAGE.parent / "crib_eval"
     assert big_modules(root) == {} and long_functions(root) == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    package = _write(tmp_path, {"__init__.py": "", "a.py": "_x = 1\ny = 2\n", "b.py": "from .a import _x, y\nfrom . import a\n"})
+    assert private_imports(package) == ["pkg.b: from pkg.a import _x"]
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """A module's ``_name`` is its own: what another module needs is public (issue 21, item 3)."""
+    assert private_imports() == []

@@ -192,7 +192,7 @@ def test_mmr_order_same_for_lists_and_numpy_arrays() -> None:
 
 def test_rerank_does_not_import_numpy() -> None:
     """The per-prompt process must not pay for numpy (≈120 ms) just to rerank."""
-    code = "import sys, crib_plugin.rerank; assert 'numpy' not in sys.modules, 'numpy imported'"
+    code = "import sys, crib_plugin.read.rerank; assert 'numpy' not in sys.modules, 'numpy imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 

@@ -61,7 +61,7 @@ def global_memory(primary: "Memory") -> "Memory | None":
     return other
 
 
-def _close_shared(primary: "Memory", other: "Memory") -> None:
+def close_shared(primary: "Memory", other: "Memory") -> None:
     if other._embedder is primary._embedder:
         other._embedder = None  # the primary owns (and closes) it
     other.close()
@@ -120,7 +120,7 @@ def select_scoped(
         log_failure("global store", exc)
         extra = Retrieval(query=retrieval.query)
     finally:
-        _close_shared(primary, other)
+        close_shared(primary, other)
     add_successors(primary, retrieval)
     if extra.empty:
         return retrieval

@@ -37,8 +37,8 @@ from .ollama.client import (  # noqa: F401  (re-exported)
     RERANK_WORKERS,
     SEED,
     T,
-    _configured,
-    _OllamaBase,
+    configured,
+    OllamaBase,
 )
 from .ollama.embedder import (  # noqa: F401  (re-exported)
     KNOWN_EMBEDDING_DIMS,

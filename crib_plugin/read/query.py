@@ -23,7 +23,7 @@ from typing import Sequence
 
 from ..core.limits import MAX_TERM_CHARS, MAX_TERMS
 from ..core.records import Query
-from ..text.cjk import CJK_RE, CJK_RUN_RE, _NonAsciiPattern, glued_words, normalise_cjk  # noqa: F401 - the leaf; importable from here too
+from ..text.cjk import CJK_RE, CJK_RUN_RE, NonAsciiPattern, glued_words, normalise_cjk  # noqa: F401 - the leaf; importable from here too
 from ..text.lexicon import variants
 from ..text.words import STOP_WORDS  # noqa: E402,F401 - moved to the leaf text module; importable from here too
 from .temporal import find_time_expression
@@ -176,7 +176,7 @@ _ZH_ENDS_WORD = frozenset("了的们吗呢吧啊呀么")  # attach to the word b
 _ZH_NEVER_STARTS = frozenset("们吗呢吧啊呀么")  # never begin a word: a bigram starting with one crosses a boundary
 _JA_PARTICLES = frozenset("はがをにでともへやの")  # paired with kanji/katakana, a particle marks a boundary
 _KO_PARTICLES = frozenset("은는이가을를에의도로와과")  # a lone syllable after a Latin word: "SQLite를"
-_HIRAGANA_RE = _NonAsciiPattern("[\u3040-\u309f]+")
+_HIRAGANA_RE = NonAsciiPattern("[\u3040-\u309f]+")
 
 
 def _stop_gram(gram: str) -> bool:

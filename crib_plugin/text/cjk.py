@@ -25,7 +25,7 @@ _CJK_RANGES = (
 )
 
 
-class _NonAsciiPattern:
+class NonAsciiPattern:
     """A regex of non-ASCII characters only, compiled on first use, that answers ASCII text itself.
 
     The CJK character classes take ~12 ms to compile (their charset tables are large), and the
@@ -56,8 +56,8 @@ class _NonAsciiPattern:
         return [text] if text.isascii() else self.compiled.split(text)
 
 
-CJK_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]")
-CJK_RUN_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]+")
+CJK_RE = NonAsciiPattern(f"[{_CJK_RANGES}]")
+CJK_RUN_RE = NonAsciiPattern(f"[{_CJK_RANGES}]+")
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 calls a token
 
 

@@ -31,7 +31,7 @@ s t d ll re ve m
 )
 
 
-class _Tokenizers:
+class Tokenizers:
     """SQLite's FTS5 ``unicode61`` and ``porter`` tokenizers, through a private in-memory apsw connection.
 
     Using SQLite's own porter stemmer keeps the facts channel's notion of "the same word" identical
@@ -60,30 +60,30 @@ class _Tokenizers:
         if not text:
             return []
         if self.plain is None or self.porter is None:  # pragma: no cover - fallback path
-            return [(w, _fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
+            return [(w, fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
         data = text.encode("utf-8")
         plain = self.plain(data, self.query_flag, None)
         stemmed = {start: token for start, _end, token in self.porter(data, self.query_flag, None)}
         return [(token, stemmed.get(start, token)) for start, _end, token in plain]
 
 
-def _fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
+def fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
     for suffix in ("ational", "ations", "ation", "ingly", "edly", "ing", "ies", "ied", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
             return word[: -len(suffix)] + ("i" if suffix in ("ies", "ied") else "")
     return word
 
 
-_TOKENIZERS: _Tokenizers | None = None
+_TOKENIZERS: Tokenizers | None = None
 
 
-def _tok() -> _Tokenizers:
+def tok() -> Tokenizers:
     global _TOKENIZERS
     if _TOKENIZERS is None:
-        _TOKENIZERS = _Tokenizers()
+        _TOKENIZERS = Tokenizers()
     return _TOKENIZERS
 
 
 def stems(text: str) -> list[tuple[str, str]]:
     """``(word, stem)`` pairs of ``text`` — the unit every fact lookup compares."""
-    return _tok().words(text)
+    return tok().words(text)

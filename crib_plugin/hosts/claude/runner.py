@@ -14,7 +14,7 @@ from .input import SESSION_START, USER_PROMPT_SUBMIT, HookError, HookInput, hook
 from .output import HookResult
 from .prompt import user_prompt_submit
 from .start import session_start
-from .state import SessionState, _int_set
+from .state import SessionState, int_set
 
 HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
     USER_PROMPT_SUBMIT: user_prompt_submit,
@@ -150,7 +150,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
     def commit(record: Any) -> None:
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
-                                 _int_set(record.get("entries")), _int_set(record.get("facts")))
+                                 int_set(record.get("entries")), int_set(record.get("facts")))
             try:
                 HookResult(event, "", state).commit()
             except Exception as exc:  # the answer is still right; at worst it is repeated later

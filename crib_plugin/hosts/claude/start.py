@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from .fetch import _fetch_model_in_background
+from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
     PREFERENCE_LIMIT,
@@ -18,7 +18,7 @@ from .input import (
     TRANSCRIPT_TAIL_BYTES,
     HookInput,
 )
-from .output import HookResult, _open_memory, join_within_cap, plugin_blocks
+from .output import HookResult, open_memory, join_within_cap, plugin_blocks
 from .state import SessionState
 
 
@@ -110,7 +110,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     import dataclasses
 
     from ...read.fusion import fit_budget
-    from ..scoped import _close_shared, global_memory, scope_key, select_scoped
+    from ..scoped import close_shared, global_memory, scope_key, select_scoped
 
     entries: list[Any] = []
     facts: list[Any] = []
@@ -131,7 +131,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
             log_failure("global store", exc)
             global_prefs, global_rest = [], []
         finally:
-            _close_shared(memory, other)
+            close_shared(memory, other)
         prefs, rest = prefs + global_prefs, rest + global_rest
     seen = {scope_key(e.scope, e.id) for e in entries}
     for entry in prefs + rest:
@@ -157,8 +157,8 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
-    with _open_memory(db if scope == "project" else global_db()) as memory:
-        _fetch_model_in_background(memory)
+    with open_memory(db if scope == "project" else global_db()) as memory:
+        fetch_model_in_background(memory)
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
         entries, facts, channels = standing_entries(memory, prompt, budget, scope)
