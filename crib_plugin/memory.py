@@ -355,10 +355,12 @@ class Memory:
         exclude: Iterable[int] = (),
         channels: Sequence[str] | None = None,
     ) -> str:
-        """The block to inject for ``prompt``: relevant memories within budget, or ``""``."""
-        retrieval = self.select(self.recall(prompt, channels=channels), budget=budget, exclude=exclude)
-        self.last_retrieval = retrieval
-        return self.render(retrieval, template=template)
+        """The block to inject for ``prompt``: relevant memories within budget, or ``""``
+        (:func:`~crib_plugin.output.block.produce_block`, the one every host uses)."""
+        from .output.block import produce_block
+
+        block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
+        return block
 
     # -- maintenance -----------------------------------------------------------------------
 

@@ -31,9 +31,8 @@ from module_graph import (
 )
 
 #: Upward imports the folder move (issue 21, phase 1) found and left for the next step, each to go:
-#: the write path reaching into the read path, and a host asking a built-in plugin directly.
+#: the write path reaching into the read path.
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
-    ("crib_plugin.hosts.claude.output", "crib_plugin.plugins.default_plugins.hooks"),
     ("crib_plugin.write.maintenance", "crib_plugin.read.channels.vectors"),
     ("crib_plugin.write.manage", "crib_plugin.read.channels.vectors"),
     ("crib_plugin.write.manage", "crib_plugin.read.query"),

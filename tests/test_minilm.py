@@ -28,10 +28,10 @@ from crib_plugin.models import weights
 from crib_plugin.models.base import Embedder, embedder_key
 from crib_plugin.models.minilm import (
     MiniLMEmbedder,
-    plan_batches,
     erf,
     gelu_,
     load_safetensors,
+    plan_batches,
 )
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"

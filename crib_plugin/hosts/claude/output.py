@@ -53,8 +53,8 @@ def open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    from ...output.block import render_within
     from ...output.render import CONTEXT
-    from ...plugins.default_plugins.hooks import render_within
 
     return render_within(memory, retrieval, CONTEXT, cap)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
-from .output import HookResult, builtin_only, open_memory, join_within_cap
+from .output import HookResult, builtin_only, join_within_cap, open_memory
 from .state import SessionState
 
 
@@ -32,7 +32,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     """The ``on_prompt`` hook point, as any host calls it; crib's block first, then the plugins'.
 
     Reads the project store and the global one (the global one alone while the project has none);
-    the session's injected set holds :func:`~crib_plugin.scoped.scope_key` keys."""
+    the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
     from ...plugins.session import Session
     from ...scopes import global_db
 

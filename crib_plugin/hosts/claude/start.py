@@ -18,7 +18,7 @@ from .input import (
     TRANSCRIPT_TAIL_BYTES,
     HookInput,
 )
-from .output import HookResult, open_memory, join_within_cap, plugin_blocks
+from .output import HookResult, join_within_cap, open_memory, plugin_blocks
 from .state import SessionState
 
 
@@ -105,12 +105,13 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     the user's preferences (the project's, then the global store's), then the most recent decisions
     and corrections (and any other standing type) — superseded ones left out. ``memory`` is the
     ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
-    their scope only when both stores contributed, as in :func:`crib_plugin.scoped.select_scoped`.
+    their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
     import dataclasses
 
+    from ...read.across import scope_key
     from ...read.fusion import fit_budget
-    from ..scoped import close_shared, global_memory, scope_key, select_scoped
+    from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []
     facts: list[Any] = []
@@ -148,8 +149,8 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
+    from ...read.across import scope_key
     from ...scopes import global_db
-    from ..scoped import scope_key
 
     if not (db.exists() or global_db().exists()):
         from ...plugins.type_registry import registered_types

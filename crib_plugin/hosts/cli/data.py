@@ -9,7 +9,7 @@ import click
 
 from ...core.cues import with_cue
 from ...core.errors import InputError
-from .common import scope_kwargs, now_option, open_memory, warn_all
+from .common import now_option, open_memory, scope_kwargs, warn_all
 from .io import read_stdin, read_stdin_text
 from .retrieve import run_retrieve
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .common import scope_kwargs, open_memory, warn_all
+from .common import open_memory, scope_kwargs, warn_all
 
 
 @click.command(name="import")

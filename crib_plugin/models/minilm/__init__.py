@@ -11,6 +11,6 @@ from __future__ import annotations
 from .bert import erf, gelu_, load_safetensors
 from .blas import BLAS_THREADS
 from .embedder import MiniLMEmbedder, plan_batches
-from .tokenizer import load_tokenizer, TextEncoder
+from .tokenizer import TextEncoder, load_tokenizer
 
 __all__ = ["MiniLMEmbedder", "erf", "gelu_", "load_safetensors", "BLAS_THREADS", "plan_batches", "load_tokenizer", "TextEncoder"]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from ...core.errors import ConfigError, ModelError, ModelUnavailable
 from ..ollama_host import (
     is_loopback,
-    one_line,
     ollama_host,
+    one_line,
 )
 
 if TYPE_CHECKING:  # pragma: no cover

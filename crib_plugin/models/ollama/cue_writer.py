@@ -18,7 +18,7 @@ from typing import Any
 from ...core.cues import MAX_CUE_CHARS
 from ...core.errors import ModelError
 from ..ollama_host import ollama_timeout
-from .client import EXTRACT_TIMEOUT, SEED, configured, OllamaBase
+from .client import EXTRACT_TIMEOUT, SEED, OllamaBase, configured
 
 CUE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -20,8 +20,8 @@ from ..ollama_host import (
 from .client import (
     EMBED_BATCH,
     EMBED_TIMEOUT,
-    configured,
     OllamaBase,
+    configured,
 )
 
 KNOWN_EMBEDDING_DIMS: dict[str, int] = {

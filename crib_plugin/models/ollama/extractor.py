@@ -12,15 +12,15 @@ from ...core.errors import ModelError
 from ...core.records import Triple
 from ..ollama_host import (
     DEFAULT_EXTRACTION_MODEL,
-    one_line,
     ollama_timeout,
+    one_line,
 )
 from .client import (
     EXTRACT_TIMEOUT,
     MAX_FACTS,
     SEED,
-    configured,
     OllamaBase,
+    configured,
 )
 
 EXTRACTION_SCHEMA: dict[str, Any] = {

@@ -21,7 +21,7 @@ from ...core.limits import bound_prompt
 from ...core.timeutil import now_iso
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
-from .client import SEED, configured, OllamaBase
+from .client import SEED, OllamaBase, configured
 
 CANDIDATE_CHARS = 400
 """Characters of a candidate's text shown to the model (its cue is shown whole: at most 500)."""

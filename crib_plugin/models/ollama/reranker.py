@@ -17,8 +17,8 @@ from .client import (
     RERANK_TIMEOUT,
     RERANK_WORKERS,
     SEED,
-    configured,
     OllamaBase,
+    configured,
 )
 
 RERANK_SCHEMA: dict[str, Any] = {

@@ -55,9 +55,9 @@ from ...core.records import Triple
 from .patterns import (
     ARROW,
     KEY_VALUE,
-    SENTENCE_SPLIT,
     LABELS,
     ROLE_PREDICATES,
+    SENTENCE_SPLIT,
 )
 from .phrases import (
     clause_lines,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from .query import load_facts
-from .terms import useful, predicate_words, stems
+from .terms import predicate_words, stems, useful
 
 # ----------------------------------------------------------------------------------------------
 # The facts channel's search

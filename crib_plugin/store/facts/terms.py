@@ -26,7 +26,7 @@ def _stop_words() -> frozenset[str]:
     return STOP_WORDS
 
 
-from ...text.words import fallback_stem, tok, Tokenizers, stems  # noqa: E402,F401 - moved to the leaf text module
+from ...text.words import Tokenizers, fallback_stem, stems, tok  # noqa: E402,F401 - moved to the leaf text module
 
 
 def useful(word: str) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
-from .rules import Rule, Lazy
+from .rules import Lazy, Rule
 
 # Plugins left out: a public IPv4 address is not a secret; the private-key plugin only matches the
 # header line (crib's own rule removes the whole block); entropy and keyword plugins have no

@@ -11,7 +11,7 @@ from typing import Any
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
 from .detect import plugin_rules
-from .rules import KEYWORD_KIND, CRIB_RULES, MAX_LINE_FOR_PLUGINS, Rule, keyword_kind, marker
+from .rules import CRIB_RULES, KEYWORD_KIND, MAX_LINE_FOR_PLUGINS, Rule, keyword_kind, marker
 
 Span = tuple[int, int, str]
 
