@@ -19,10 +19,10 @@ Why it is shaped like this (issue 10):
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
+from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
 from ..core.records import Triple
 
@@ -40,28 +40,13 @@ Progress = Callable[[int, int], None]
 
 
 def run_within(fn: Callable[[], T], budget: float, what: str) -> T:
-    """``fn()`` in a daemon thread, waiting at most ``budget`` seconds for it.
-
-    Raises :class:`ModelUnavailable` when the budget runs out; the thread is abandoned (a daemon:
-    it cannot keep the process alive) and whatever it returns later is ignored. Exceptions of
-    ``fn`` are re-raised here.
-    """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name=f"crib-{what}", daemon=True)
-    worker.start()
-    worker.join(budget)
-    if worker.is_alive():
-        raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    """``fn()`` within ``budget`` seconds (:func:`~crib_plugin.core.deadline.call_within`);
+    :class:`ModelUnavailable` when the budget runs out (the thread is abandoned). Exceptions of
+    ``fn`` are re-raised here."""
+    try:
+        return call_within(budget, fn, name=f"crib-{what}", what=what)
+    except Overrun:
+        raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s") from None
 
 
 @dataclass

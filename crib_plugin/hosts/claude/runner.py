@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import IO, Any, Callable
@@ -72,31 +71,25 @@ def run_hook(
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
         return _run_forked(event, stdin, stdout, timeout, started)
-    box: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            hook = parse_hook_input(_read(stdin), event)
-            hook.started, hook.budget = started, timeout
-            db = resolve_db(hook)
-            if own_process:  # one-shot process: make every component (and the log) agree on the db
-                os.environ["CRIB_DB"] = str(db)
-            box["result"] = HANDLERS[event](hook, db)
-        except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
-            box["error"] = exc
+    def work() -> "HookResult | None":
+        hook = parse_hook_input(_read(stdin), event)
+        hook.started, hook.budget = started, timeout
+        db = resolve_db(hook)
+        if own_process:  # one-shot process: make every component (and the log) agree on the db
+            os.environ["CRIB_DB"] = str(db)
+        return HANDLERS[event](hook, db)
 
-    worker = threading.Thread(target=work, name=f"crib-hook-{event}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    try:
+        result = deadline.call_within(timeout, work, name=f"crib-hook-{event}", what="hook answer")
+    except deadline.Overrun:
         _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
         if own_process:
             _hard_exit(stdout)
         return 0
-    if "error" in box:
-        _log(event, box["error"])
+    except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
+        _log(event, exc)
         return 0
-    result: HookResult | None = box.get("result")
     if result is not None:
         _emit(event, result, stdout)
     return 0
