@@ -39,7 +39,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("crib_plugin.write.path", "crib_plugin.read.channels.base"),
     ("crib_plugin.write.path", "crib_plugin.read.channels.vectors"),
     ("crib_plugin.write.supersede", "crib_plugin.read.query"),
-    ("crib_plugin.write.supersede", "crib_plugin.read.temporal"),
 })
 MAX_TOP_LEVEL_ENTRIES = 13
 

@@ -25,7 +25,7 @@ from ..core.limits import MAX_TERM_CHARS, MAX_TERMS
 from ..core.records import Query
 from ..text.cjk import CJK_RE, CJK_RUN_RE, NonAsciiPattern, glued_words, normalise_cjk  # noqa: F401 - the leaf; importable from here too
 from ..text.lexicon import variants
-from ..text.words import STOP_WORDS  # noqa: E402,F401 - moved to the leaf text module; importable from here too
+from ..text.words import STOP_WORDS, split_words  # noqa: F401 - STOP_WORDS: importable from here too
 from .temporal import find_time_expression
 
 _PHRASE_RE = re.compile(r'"([^"]+)"')
@@ -33,7 +33,6 @@ _PHRASE_RE = re.compile(r'"([^"]+)"')
 # Anchored at the start of an alphanumeric run and possessive, so a long run without a separator
 # fails in one pass: unanchored, a 16,000-character run cost a quadratic 21 s.
 _IDENT_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[._\-][A-Za-z0-9]++)+")
-_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -71,10 +70,6 @@ def has_cjk(text: str) -> bool:
     return bool(CJK_RE.search(text))
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD_RE.findall(CJK_RUN_RE.sub(" ", text))]
-
-
 def is_code_identifier(token: str) -> bool:
     """An identifier of code or logs — joined by ``_`` or ``.``, or holding a digit or a capital
     after the first letter (``valid_until``, ``System.out.println``, ``ERR-VAL-9021``, ``GPT-4``) —
@@ -109,7 +104,7 @@ def terms(text: str) -> list[Term]:
     rest = text
     loose: list[str] = []
     for match in _PHRASE_RE.finditer(text):
-        words = _words(match.group(1))
+        words = split_words(match.group(1))
         literal = match.group(1).strip()
         if len(words) > 1:
             add(Term(" ".join(words), phrase=True, exact=True, literal=literal if is_code_identifier(literal) else ""))
@@ -118,12 +113,12 @@ def terms(text: str) -> list[Term]:
             add(Term(words[0], exact=True))
     rest = _PHRASE_RE.sub(" ", rest)
     for match in _IDENT_RE.finditer(rest):
-        words = _words(match.group(0))
+        words = split_words(match.group(0))
         if len(words) > 1:
             code = is_code_identifier(match.group(0))
             add(Term(" ".join(words), phrase=True, exact=code, literal=match.group(0) if code else ""))
-    rest = _IDENT_RE.sub(lambda m: " " + " ".join(_words(m.group(0))) + " ", rest)
-    for word in loose + _words(rest):
+    rest = _IDENT_RE.sub(lambda m: " " + " ".join(split_words(m.group(0))) + " ", rest)
+    for word in loose + split_words(rest):
         if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
             continue
         add(Term(word))
@@ -208,7 +203,7 @@ def cjk_grams(text: str) -> list[str]:
             grams.extend(run[i : i + 2] for i in range(len(run) - 1))
     unique = list(dict.fromkeys(grams))
     content = [g for g in unique if not _stop_gram(g)]
-    if content or any(w not in STOP_WORDS for w in _words(text)):
+    if content or any(w not in STOP_WORDS for w in split_words(text)):
         return content
     # A prompt written in hiragana alone ("たま", "ねこ"): its hiragana grams are all it has.
     return [g for g in unique if _HIRAGANA_RE.fullmatch(g) and not all(c in _JA_PARTICLES for c in g)]

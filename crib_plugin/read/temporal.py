@@ -47,6 +47,7 @@ from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests na
     shift,
     time_patterns,
 )
+from ..text.words import content_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
@@ -227,17 +228,6 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 
 
 # -- adjustments after fusion ----------------------------------------------------------------------
-
-
-def content_words(text: str) -> dict[str, str]:
-    """Content words (no stop words, ≥ 3 characters or a number) by stem — what "shared content" means."""
-    from ..text.words import STOP_WORDS, stems
-
-    words: dict[str, str] = {}
-    for word, stem in stems(text):
-        if word not in STOP_WORDS and (len(word) >= 3 or word.isdigit()):
-            words.setdefault(stem, word)
-    return words
 
 
 def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:

@@ -81,3 +81,13 @@ def glued_words(text: str) -> list[str]:
         if CJK_RE.search(token) and not CJK_RUN_RE.fullmatch(token):
             found.extend(piece.lower() for piece in CJK_RUN_RE.split(token) if piece)
     return found
+
+
+def entry_grams(text: str) -> set[str]:
+    """Every unigram and adjacent pair of an entry's (normalised) CJK text: what a CJK prompt's
+    grams (``read.query.cjk_grams``) are looked up in."""
+    grams: set[str] = set()
+    for run in CJK_RUN_RE.findall(normalise_cjk(text)):
+        grams.update(run)
+        grams.update(run[i:i + 2] for i in range(len(run) - 1))
+    return grams

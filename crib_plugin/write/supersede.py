@@ -83,7 +83,7 @@ def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_a
 
 def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
     """The older entry a fact-less correction most plausibly corrects (see module docstring)."""
-    from ..read.temporal import content_words
+    from ..text.words import content_words
 
     own = content_words(content)
     if len(own) < SHARED_WORDS:
@@ -115,7 +115,7 @@ def _by_changed_value(store: Any, entry_id: int, content: str, created_at: str) 
     """The older entry stating the value this one replaces, sharing :data:`VALUE_WORDS` more
     content words with it: a belief (decision, note…) before an event (an error whose fix named the
     value), then the most shared words. Naming the value is explicit enough to supersede an error's fix."""
-    from ..read.temporal import content_words
+    from ..text.words import content_words
 
     values = old_values(content)
     if not values:
@@ -145,7 +145,7 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
     Events and entries already superseded are passed over."""
     if table is None or vector is None:
         return None
-    from ..read.temporal import content_words
+    from ..text.words import content_words
 
     own = content_words(content)
     near = [(i, 1.0 - d) for i, d in store.vector_search(table, vector, CANDIDATES // 4) if i != entry_id]
