@@ -282,7 +282,7 @@ class Memory:
 
     def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
-        from .store.sqlite import thread_of
+        from .store.records import thread_of
 
         last: dict[str, str | None] = {}
         previous: list[str | None] = []

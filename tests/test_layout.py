@@ -33,11 +33,6 @@ from module_graph import (
 #: Upward imports the folder move (issue 21, phase 1) found and left for the next step, each to go:
 #: the write path reaching into the read path.
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
-    ("crib_plugin.write.maintenance", "crib_plugin.read.channels.vectors"),
-    ("crib_plugin.write.manage", "crib_plugin.read.channels.vectors"),
-    ("crib_plugin.write.manage", "crib_plugin.read.query"),
-    ("crib_plugin.write.path", "crib_plugin.read.channels.base"),
-    ("crib_plugin.write.path", "crib_plugin.read.channels.vectors"),
     ("crib_plugin.write.supersede", "crib_plugin.read.query"),
 })
 MAX_TOP_LEVEL_ENTRIES = 13

@@ -103,7 +103,7 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return
     try:
-        from .channels.vectors import to_blob
+        from ..store.base_vectors import to_blob
 
         send({"blob": to_blob(embedder.embed_query(text))})
     except errors.CribError as exc:

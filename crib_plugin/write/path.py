@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
-from ..core.records import Triple
+from ..core.records import Entry, Triple
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -47,6 +47,20 @@ def run_within(fn: Callable[[], T], budget: float, what: str) -> T:
         return call_within(budget, fn, name=f"crib-{what}", what=what)
     except Overrun:
         raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s") from None
+
+
+def index_entry(memory: "Memory", entry: Entry, notes: list[str]) -> None:
+    """Offer a newly stored ``entry`` to every registered channel that has an ``index`` method."""
+    channels: dict[str, Any] = memory.registry.channels
+    for name, channel in channels.items():
+        index = getattr(channel, "index", None)
+        if not callable(index):
+            continue
+        try:
+            with memory.store.transaction():
+                index(memory, entry)
+        except Exception as exc:  # a plugin channel's bug must not lose the memory
+            notes.append(f"channel {name} could not index entry {entry.id}: {exc}")
 
 
 @dataclass
@@ -273,11 +287,9 @@ def _insert_item(
     indexes and audit. Returns its :class:`WriteReport`."""
     from ..core.records import Entry
     from ..core.write_types import WriteReport
-    from ..read.channels.base import index_entry
-    from ..read.channels.vectors import to_blob
     from ..store import facts as facts_mod
+    from ..store.base_vectors import to_blob
     from ..store.sqlite import EXTRACT_QUEUE
-    from .manage import record_audit
     from .supersede import record_supersession
 
     store = memory.store
@@ -303,7 +315,7 @@ def _insert_item(
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:
-        record_audit(store, audit, entry_id, type=item.type)
+        store.record_audit(audit, entry_id, {"type": item.type})
     return WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
 
 
