@@ -135,3 +135,17 @@ def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
 def test_no_private_name_is_imported_across_modules() -> None:
     """A module's ``_name`` is its own: what another module needs is public (issue 21, item 3)."""
     assert private_imports() == []
+
+
+def test_the_memory_protocol_is_public_and_memory_has_it() -> None:
+    """``MemoryLike`` (what the layers below the facade may use of it) names only public members, and
+    ``Memory`` has every one of them."""
+    from crib_plugin.memory import Memory
+    from crib_plugin.plugins.contracts import MemoryLike
+
+    members = {n for n in vars(MemoryLike) if not n.startswith("__") and not n.startswith("_abc")}
+    members |= set(getattr(MemoryLike, "__annotations__", {}))
+    members -= {"_is_protocol", "_is_runtime_protocol"}
+    assert members and not [n for n in members if n.startswith("_")], sorted(members)
+    methods = {n for n in vars(MemoryLike) if not n.startswith("_")}  # data members (path, settings) are set per instance
+    assert [n for n in methods if not hasattr(Memory, n)] == []

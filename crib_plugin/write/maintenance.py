@@ -61,7 +61,7 @@ def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_p
         entries = store.get_entries(ids)
         previous = [previous_of(memory, entries[i]) for i in ids]
         notes: list[str] = []
-        vectors = memory._embed([entries[i].content for i in ids], previous, notes)
+        vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
         if vectors is None:
             raise ModelError(notes[0])
         with store.transaction():

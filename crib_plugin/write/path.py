@@ -91,7 +91,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
     if budgets.embed_down is not None:
         return None, None, budgets.embed_down
     notes: list[str] = []
-    previous = memory._previous_in_thread(items)
+    previous = memory.previous_in_thread(items)
     from ..core.cues import cue_of, embed_cues
     from ..core.write_types import EMBED_BATCH
 
@@ -104,7 +104,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, None, budgets.embed_down
 
     def both() -> tuple[list[Any] | None, list[Any] | None]:
-        vectors = memory._embed([i.content for i in items], previous, notes)
+        vectors = memory.embed_texts([i.content for i in items], previous, notes)
         return vectors, (embed_cues(memory, cues, notes) if vectors is not None else None)
 
     try:
