@@ -9,9 +9,10 @@ store exists (the usual case) this costs one ``stat``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ..core.records import Hit, Retrieval
 from ..output.block import produce_block
@@ -57,6 +58,18 @@ def close_shared(primary: "Memory", other: "Memory") -> None:
     other.close()
 
 
+@contextlib.contextmanager
+def global_beside(primary: "Memory", scope: str = "project") -> Iterator["Memory | None"]:
+    """The global store opened beside ``primary`` for one read when ``primary`` is the project's
+    (``None`` when there is none), closed after without closing what it shares."""
+    other = global_memory(primary) if scope == "project" else None
+    try:
+        yield other
+    finally:
+        if other is not None:
+            close_shared(primary, other)
+
+
 def select_scoped(
     primary: "Memory",
     prompt: str,
@@ -69,13 +82,9 @@ def select_scoped(
 ) -> Retrieval:
     """:func:`~crib_plugin.read.across.select_across` over ``primary`` and, when ``primary`` is the
     project's, the global store (opened here and closed after)."""
-    other = global_memory(primary) if primary_scope == "project" else None
-    try:
+    with global_beside(primary, primary_scope) as other:
         return select_across(primary, prompt, other=other, budget=budget, exclude=exclude, max_items=max_items,
                              channels=channels, primary_scope=primary_scope)
-    finally:
-        if other is not None:
-            close_shared(primary, other)
 
 
 def recall_scopes(
@@ -161,14 +170,10 @@ def retrieve(
         return ""
     memory, scope = opened
     with memory:
-        other = global_memory(memory) if scope == "project" else None
-        try:
+        with global_beside(memory, scope) as other:
             block, _ = produce_block(memory, prompt, other=other, template=template or CLASSIC, budget=budget,
                                      exclude=exclude, scope=scope)
-        finally:
-            if other is not None:
-                close_shared(memory, other)
         return block
 
 
-__all__ = ["global_memory", "close_shared", "select_scoped", "search", "retrieve", "open_reading", "recall_scopes"]
+__all__ = ["global_memory", "close_shared", "global_beside", "select_scoped", "search", "retrieve", "open_reading", "recall_scopes"]

@@ -49,19 +49,15 @@ def _retrieve_block(prompt: str, session: Any) -> str:
         from ...output.render import warm_template  # while the worker embeds, load the template
 
         warm_template(template, memory.settings.templates)
-    from ...hosts.scoped import close_shared, global_memory
+    from ...hosts.scoped import global_beside
     from ...output.block import produce_block
     from ...read.across import scope_key
 
     scope = getattr(session, "scope", "project")
-    other = global_memory(memory) if scope == "project" else None
-    try:
+    with global_beside(memory, scope) as other:
         block, retrieval = produce_block(memory, prompt, other=other, template=template, budget=session.budget,
                                          exclude=session.injected, cap=session.cap, scope=scope,
                                          exclude_facts=session.injected_facts)
-    finally:
-        if other is not None:
-            close_shared(memory, other)
     session.retrieval = retrieval
     if block:
         session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
