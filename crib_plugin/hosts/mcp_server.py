@@ -1,6 +1,6 @@
 """``crib mcp``: crib's memory as an MCP server on stdio (the official ``mcp`` Python SDK).
 
-Seven tools, each a thin layer over the functions the ``crib`` command uses, so an agent speaking MCP
+Ten tools, each a thin layer over the functions the ``crib`` command uses, so an agent speaking MCP
 and a person at the terminal get the same behaviour — the same stores (the project store at the git
 root, the global store in the user's data directory), the same write path (injected memory blocks
 stripped, secrets redacted), the same character budget for recalled memory:
@@ -10,7 +10,10 @@ tool               what it does                                  annotations
 =================  ============================================  ==========================
 ``remember``       store one memory (``crib write``)             additive, idempotent
 ``recall``         the dated block the hooks would inject        read-only
-``search``         ranked hits with ids (``crib search``)        read-only
+``search``         a bounded manifest of hits (``crib search``)  read-only
+``show``           one memory in full, successor first           read-only
+``manifest``       deep recall: gated candidates, metadata only  read-only
+``grep``           deep recall: terms confirmed in given ids     read-only
 ``list_memories``  newest memories, by type (``crib list``)      read-only
 ``correct``        supersede a memory, keeping history           additive
 ``cue``            say when a memory should come back            idempotent
@@ -47,6 +50,11 @@ of an injected block (a longer entry could never be recalled whole)."""
 MAX_QUERY_CHARS = 2_000
 MAX_LIMIT = 100
 MAX_IDS = 100
+MAX_GREP_IDS = 25
+MAX_GREP_TERMS = 20
+MAX_TERM_CHARS = 80
+MANIFEST_BYTES = 4_096
+"""About how many bytes of JSON ``search`` returns at most (its snippets, never whole memories)."""
 
 Scope = Literal["project", "global"]
 ReadScope = Literal["all", "project", "global"]
@@ -167,17 +175,70 @@ def recall(query: str) -> str:
     return block or "No stored memory is relevant to this query."
 
 
-def search(query: str, limit: int = 10, scope: ReadScope = "all") -> list[dict[str, Any]]:
-    """Find memories matching `query`, best first, with their ids — use it to find the id to pass
-    to `correct` or `forget`, or to see more than `recall` returns.
+def search(query: str, limit: int = 10, scope: ReadScope = "all") -> dict[str, Any]:
+    """Find memories matching `query`, best first: a bounded manifest, metadata first — use it to
+    see more than `recall` returns, or to find the id to pass to `show`, `correct` or `forget`.
 
     `scope`: "all" (default: project then global), "project" or "global"; `limit`: 1-100.
-    Returns a list of {"id", "scope", "type", "created_at", "content", "score"}; [] when nothing matches.
+    Returns {"hits": [{"id", "scope", "date", "type", "score", "snippet", "superseded_by"?}],
+    "left_off": n}: each snippet is the memory's first ~100 characters, never the whole text
+    (`show(id)` returns one in full); "superseded_by" marks a memory a correction replaced;
+    "left_off" counts hits cut to keep the answer under about 4 KB.
     """
+    from .deep.tools import search_manifest
     from .scoped import search as scoped_search
 
     _text(query, "query", MAX_QUERY_CHARS)
-    return [_short(hit) for hit in scoped_search(query, limit=_limit(limit), scope=scope)]
+    return search_manifest(scoped_search(query, limit=_limit(limit), scope=scope), MANIFEST_BYTES)
+
+
+def show(id: int, scope: Scope = "project") -> str:
+    """One memory in full — after a pointer, a `search` hit or a manifest row looked relevant.
+
+    `id` is the memory's id (from a pointer in the injected block, `search`, `manifest` or
+    `list_memories`), `scope` the store holding it ("project", default, or "global"). Returns the
+    memory's date, type and whole text (up to 6,000 characters) as plain text; when a correction
+    superseded it, the current (newest) text comes first, marked, so the stale version is never
+    read alone.
+    """
+    from .deep.tools import show_text
+
+    return show_text(_id(id), scope)
+
+
+def manifest(question: str, scope: ReadScope = "all") -> dict[str, Any]:
+    """Deep recall, step 1: the candidate memories for a question that needs MANY of them ("every
+    decision about persistence", "how did the deployment set-up change?") — metadata only.
+
+    Pools the ordinary retrieval, vector neighbours and a full-text search expanded with words
+    that co-occur with the question's in the store; keeps only memories whose own text confirms
+    the terms (the grep gate); ranks them. Returns {"terms", "candidates": [{"id", "scope",
+    "date", "type", "score", "snippet", "confirms", "superseded_by"?}], "gated_out", "left_off"}
+    within about 4 KB (CRIB_DEEP_MANIFEST), never a whole memory. Then `grep` to confirm other
+    terms in chosen ids and `show` to read the best few in full (the deep-recall subagent does this).
+    """
+    from .deep.tools import manifest_json
+
+    return manifest_json(_text(question, "question", MAX_QUERY_CHARS), scope)
+
+
+def grep(ids: list[int], terms: list[str], scope: Scope = "project") -> dict[str, Any]:
+    """Deep recall, step 2: which of `terms` each memory's own text confirms — before reading it.
+
+    `ids`: up to 25 memory ids (from `manifest` or `search`) in one `scope` ("project", default,
+    or "global"); `terms`: up to 20 words or short phrases (matched by stem, so "deploying" finds
+    "deployment"). Returns {"results": [{"id", "date", "type", "confirms", "missing", "excerpts"}],
+    "not_found": [ids]}: excerpts are ~120 characters around each confirmed term, never the whole
+    memory. Skip the memories that confirm nothing; `show` the ones that do.
+    """
+    from .deep.tools import grep_json
+
+    if not ids or len(ids) > MAX_GREP_IDS:
+        raise InputError(f"ids: pass 1 to {MAX_GREP_IDS} memory ids, got {len(ids)}")
+    if not terms or len(terms) > MAX_GREP_TERMS:
+        raise InputError(f"terms: pass 1 to {MAX_GREP_TERMS} terms, got {len(terms)}")
+    words = [_text(t, "a term", MAX_TERM_CHARS) for t in terms]
+    return grep_json([_id(i) for i in ids], words, scope)
 
 
 def list_memories(type: str | None = None, scope: ReadScope = "all", limit: int = 20,
@@ -276,11 +337,19 @@ TOOLS: tuple[tuple[Callable[..., Any], str, ToolAnnotations], ...] = (
     (remember, "Remember", ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
     (recall, "Recall", READ_ONLY),
     (search, "Search memories", READ_ONLY),
+    (show, "Show one memory in full", READ_ONLY),
+    (manifest, "Deep recall: candidate manifest", READ_ONLY),
+    (grep, "Deep recall: confirm terms in memories", READ_ONLY),
     (list_memories, "List memories", READ_ONLY),
     (correct, "Correct a memory", ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)),
     (cue, "Say when a memory should come back", ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
     (forget, "Forget memories", ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)),
 )
+
+
+TEXT_TOOLS = (recall, show)
+"""Tools whose answer is text for the model to read: sent as plain text content, with no structured
+copy (a client that prefers ``structuredContent`` would otherwise show the model an escaped JSON string)."""
 
 
 def _description(fn: Callable[..., Any]) -> str:
@@ -294,12 +363,13 @@ def _description(fn: Callable[..., Any]) -> str:
 
 
 def build_server() -> MCPServer:
-    """The MCP server with crib's seven tools (not started)."""
+    """The MCP server with crib's tools (not started)."""
     from .. import __version__
 
     server: MCPServer = MCPServer(name="crib", title="crib memory", version=__version__, instructions=INSTRUCTIONS)
     for fn, title, hints in TOOLS:
-        server.add_tool(_guarded(fn), name=fn.__name__, title=title, description=_description(fn), annotations=hints)
+        server.add_tool(_guarded(fn), name=fn.__name__, title=title, description=_description(fn), annotations=hints,
+                        structured_output=False if fn in TEXT_TOOLS else None)
     return server
 
 

@@ -34,7 +34,9 @@ def memory_available(types: Mapping[str, Any] | None = None) -> str:
         "crib memory is available in this project: store one self-contained fact with the crib MCP tool `remember` "
         f"(or `crib write --type TYPE --when SITUATIONS` in Bash), TYPE one of {names} — a decision with its reason, an error with its fix, "
         "a correction of an earlier belief, the user's preference — and `when`, the tasks or questions it should come back for; "
-        "look up with `recall`, fix with `correct` (see the crib-memory skill)."
+        "look up with `recall`, fix with `correct` (see the crib-memory skill). "
+        "Look further when a pointer in a memory block bears on the task (`show` its id), when the task is in an area "
+        "no block covers (`search`), or when a question needs many memories (the deep-recall agent, or `crib recall --deep`)."
     )
 
 

@@ -1,5 +1,5 @@
 """crib's commands added through ``register_commands`` (:mod:`crib_plugin.builtin_commands`), exactly as a
-third party's: ``calibrate``, ``eval``, ``eval-noanswer``."""
+third party's: ``calibrate``, ``eval``, ``eval-noanswer``, ``recall`` (:mod:`.recall`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .common import now_option, open_memory
+from .recall import recall
 
 
 @click.command()  # added by crib's own register_commands (builtin_commands.py), as a plugin's would be
@@ -107,4 +108,4 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
 
 #: crib's commands that are not part of the core group: :mod:`crib_plugin.builtin_commands` adds
 #: them through the ``register_commands`` hook, ``trylast``, exactly as a third party's.
-REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer)
+REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer, recall)
