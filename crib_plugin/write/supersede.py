@@ -72,11 +72,11 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
-    from ..read.query import prepare
+    from ..text.terms import fts_expression
 
     near: set[int] = set()
     for text in texts:
-        expression = prepare(text).fts_expression
+        expression = fts_expression(text.strip())
         near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
     return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
 
