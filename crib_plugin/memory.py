@@ -190,14 +190,14 @@ class Memory:
             self._extractor = self.registry.make("extractors", self.extractor_name())
         return self._extractor
 
-    def _extract(self, content: str, notes: list[str]) -> list[Triple]:
+    def extract_facts(self, content: str, notes: list[str]) -> list[Triple]:
         try:
             return list(self.extractor().extract(content))
         except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
             notes.append(f"facts not extracted: {exc}")
             return []
 
-    def _embed(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+    def embed_texts(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
         """Document vectors for ``contents``; ``None`` (with a note) when the embedder fails.
 
         An entry that follows another in its thread is embedded *with* it: its vector is the
@@ -282,9 +282,9 @@ class Memory:
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
         return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
 
-    def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
+    def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
-        from .store.sqlite import thread_of
+        from .store.records import thread_of
 
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
@@ -357,10 +357,10 @@ class Memory:
         exclude: Iterable[int] = (),
         channels: Sequence[str] | None = None,
     ) -> str:
-        """The block to inject for ``prompt``: relevant memories within budget, or ``""``."""
-        retrieval = self.select(self.recall(prompt, channels=channels), budget=budget, exclude=exclude)
-        self.last_retrieval = retrieval
-        return self.render(retrieval, template=template)
+        """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
+        from .output.block import produce_block
+        block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
+        return block
 
     # -- maintenance -----------------------------------------------------------------------
 

@@ -145,7 +145,7 @@ class StoreContract:
             store.supersede_entry(a, b)
             store.supersede_entry(b, c)
         assert store.successor_of(a) == c and store.successor_of(b) == c and store.successor_of(c) is None
-        assert store.superseded_among([a, b, c]) == {a, b}
+        assert store.superseded([a, b, c]) == {a: b, b: c}
         version = store.entry_version(a)
         assert version is not None and version.superseded_by == b and version.entry.id == a
         assert [v.entry.id for v in store.superseded_by_entry(c)] == [b]
@@ -153,7 +153,7 @@ class StoreContract:
         assert [e.id for e in store.recent_entries(5, current_only=True)] == [c]
         with store.transaction():
             store.unsupersede(c)  # c is going: b is current again
-        assert store.superseded_among([a, b, c]) == {a}
+        assert store.superseded([a, b, c]) == {a: b}
         with store.transaction():
             store.supersede_entry(b, a)  # a cycle must not hang
         assert store.successor_of(a) in {a, b, None}

@@ -125,7 +125,7 @@ def test_get_settings_is_parsed_once_per_environment(monkeypatch: pytest.MonkeyP
 
 def test_documented_table_matches_the_declarations() -> None:
     documented = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    assert readme_table() in documented, "regenerate the table in docs/configuration.md from crib_plugin.config.readme_table()"
+    assert readme_table() in documented, "regenerate the table in docs/configuration.md from crib_plugin.core.config.readme_table()"
     rows = [line for line in documented.splitlines() if re.match(r"^\| `(CRIB|OLLAMA)_[A-Z_]+` \| `", line)]
     assert len(rows) == len(list(specs()))
 

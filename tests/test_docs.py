@@ -169,7 +169,6 @@ CHECKS = {
 
 #: ARCHITECTURE.md still names the modules as they were before the move into folders; the
 #: re-layout rewrites it as the map of the new tree. Strict: once it is true, this marker must go.
-STALE_MAP = pytest.mark.xfail(strict=True, reason="ARCHITECTURE.md is rewritten by the re-layout; until then it names moved modules")
 
 
 @pytest.mark.parametrize("name", sorted(set(CHECKS) - {"module_paths"}))
@@ -180,7 +179,7 @@ def test_the_docs_hold(name: str) -> None:
 
 @pytest.mark.parametrize(
     "doc",
-    [pytest.param(d.relative_to(ROOT).as_posix(), marks=STALE_MAP if d.name == "ARCHITECTURE.md" else ()) for d in doc_files(ROOT)],
+    [d.relative_to(ROOT).as_posix() for d in doc_files(ROOT)],
 )
 def test_module_paths_exist(doc: str) -> None:
     problems = missing_paths(ROOT, only=doc)

@@ -101,7 +101,7 @@ class ChannelHit:
     channel: str
     passed_floor: bool = True
     strength: float = 1.0  # the channel's own relevance, normalised to [0, 1]; gates its RRF share
-    via: str = ""  # what matched when not the entry's text: "cue" (its recall cue, crib_plugin.cues)
+    via: str = ""  # what matched when not the entry's text: "cue" (its recall cue, crib_plugin.core.cues)
 
 
 @dataclass

@@ -307,9 +307,9 @@ def forget(ids: list[int] | None = None, query: str | None = None, confirm: bool
     ({"would_forget": [...]}); call again with confirm=true to delete those. `scope`: "project"
     (default) or "global". Returns {"forgotten": [ids], "not_found": [ids]}.
     """
+    from ..read.forget_preview import preview_forget
     from ..scopes import open_scope
     from ..write.manage import forget as forget_entries
-    from ..write.manage import preview_forget
 
     if (ids is None) == (query is None):
         raise InputError("pass either ids or query")

@@ -135,10 +135,6 @@ class Entries(Protocol):
         """Entries that ``entry_id`` superseded become current again (it is being forgotten)."""
         ...
 
-    def superseded_among(self, ids: Sequence[int]) -> set[int]:
-        """Which of ``ids`` a later entry superseded."""
-        ...
-
     def entry_version(self, entry_id: int) -> EntryVersion | None:
         """The entry with its ``superseded_by`` pointer, or ``None``."""
         ...

@@ -14,8 +14,9 @@ import apsw
 
 from ..core.records import Entry
 from . import cjk
+from .records import thread_of
 from .sqlite_open import store_error
-from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry, thread_of
+from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager

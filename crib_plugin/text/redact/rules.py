@@ -23,7 +23,7 @@ _B = rf"(?<![{_TOK}])"  # "starts a run"
 _E = rf"(?![{_TOK}])"  # "ends a run"
 
 
-class _Lazy:
+class Lazy:
     """A regex compiled on first use: a process only pays for the rules its texts can trigger."""
 
     __slots__ = ("_compiled", "flags", "pattern")
@@ -48,7 +48,7 @@ class Rule:
     alone would also hit harmless look-alikes."""
 
     kind: str
-    pattern: _Lazy
+    pattern: Lazy
     group: int | str = 0
     accept: Callable[[re.Match[str], str], bool] | None = None
     triggers: tuple[str, ...] = ()  # lowercase substrings one of which every match contains
@@ -158,10 +158,10 @@ _META_SUFFIXES = frozenset({
 })
 
 
-_KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
+KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
 
 
-def _keyword_kind(m: re.Match[str]) -> str:
+def keyword_kind(m: re.Match[str]) -> str:
     kw = m.group("kw").lower()
     return "password" if kw.startswith(("pass", "pwd", "contrase")) else "secret"
 
@@ -176,8 +176,8 @@ def _names_the_secret(m: re.Match[str]) -> bool:
     return not words or words[-1].lower() not in _META_SUFFIXES
 
 
-def _c(pattern: str, flags: int = 0) -> _Lazy:
-    return _Lazy(pattern, flags)
+def _c(pattern: str, flags: int = 0) -> Lazy:
+    return Lazy(pattern, flags)
 
 
 #: crib's own rules, most specific first (on overlap the longer match wins, then the earlier rule).
@@ -234,10 +234,10 @@ CRIB_RULES: tuple[Rule, ...] = (
     Rule("url-password", _c(
         r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@\[\]\"'<>]{1,128}:"
         r"([^\s/?#@\"'<>]{1,256})@"), group=1),
-    Rule(_KEYWORD_KIND, _c(  # KEY=value, KEY: value, "key": "value", KEY => value
+    Rule(KEYWORD_KIND, _c(  # KEY=value, KEY: value, "key": "value", KEY => value
         rf"{_KEY}['\"]?\s{{0,3}}(?::=|=>|[=:])\s{{0,3}}(?P<value>{_QUOTED_OR_BARE})"),
         group="value", accept=lambda m, v: _names_the_secret(m) and _assigned_value(v)),
-    Rule(_KEYWORD_KIND, _c(  # prose: "the staging DB password for admin is Xk9#mP2vL7q"
+    Rule(KEYWORD_KIND, _c(  # prose: "the staging DB password for admin is Xk9#mP2vL7q"
         rf"{_KEY}(?:\s{{1,3}}+[\w.@/\-]{{1,40}}+){{0,4}}?\s{{1,3}}+(?:is|was|are|=|:|set\s+to|reads)\s{{1,3}}"
         rf"(?P<value>{_QUOTED_OR_BARE})"), group="value", accept=lambda m, v: _names_the_secret(m) and looks_secret(v)),
 )
@@ -275,7 +275,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "bearer-token": ("bearer",),
     "basic-auth": ("basic", "-u", "--user"),
     "url-password": ("://",),
-    _KEYWORD_KIND: ("pass", "pwd", "secret", "token", "key", "credential", "contrase"),
+    KEYWORD_KIND: ("pass", "pwd", "secret", "token", "key", "credential", "contrase"),
 }
 CRIB_RULES = tuple(
     Rule(r.kind, r.pattern, r.group, r.accept, _TRIGGERS.get(r.kind, ())) for r in CRIB_RULES

@@ -14,17 +14,17 @@ MAX_TAG_LENGTH = 1024
 #: What :func:`neutralise_tags` puts in place of the ``<`` of a memory tag (U+2039, "‹").
 NEUTRAL_LT = "\u2039"
 
-_WS = " \t\n\r\f\v"
-_NAME = "memory-context"  # "memory" is its first six characters
-_NAME_UPPER = _NAME.upper()
-_SHORT, _LONG = 6, len(_NAME)  # name-index values at which a complete name has been matched
+WS = " \t\n\r\f\v"
+NAME = "memory-context"  # "memory" is its first six characters
+_NAME_UPPER = NAME.upper()
+_SHORT, _LONG = 6, len(NAME)  # name-index values at which a complete name has been matched
 _NAMES = {_SHORT: "memory", _LONG: "memory-context"}
 
 # Phases of the tag recogniser.
 _IDLE = 0  # no candidate in progress
 _LT = 1  # saw "<"
 _SLASH = 2  # saw "</"
-_NAME_PHASE = 3  # matching the name; self._idx characters of _NAME matched so far
+_NAME_PHASE = 3  # matching the name; self._idx characters of NAME matched so far
 _SPACE = 4  # opener: between attributes (self._sp: whitespace seen since the last one)
 _EQ = 5  # opener: just after an attribute's "=" (a '"' must follow)
 _QUOTED = 6  # opener: inside an attribute's double-quoted value
@@ -199,7 +199,7 @@ class Scrubber:
                 return _MORE
             return _FAIL if c == "<" else _MORE
         if phase == _SPACE:
-            if c in _WS:
+            if c in WS:
                 self._sp = True
                 return _MORE
             if c == ">":
@@ -231,11 +231,11 @@ class Scrubber:
         if phase == _CLOSE_SPACE:
             if c == ">":
                 return _DONE
-            return _MORE if c in _WS else _FAIL
+            return _MORE if c in WS else _FAIL
         if phase == _NAME_PHASE:
             idx = self._idx
             if idx == _SHORT or idx == _LONG:
-                if c in _WS:
+                if c in WS:
                     self._phase = _CLOSE_SPACE if self._closer else _SPACE
                     self._sp = True
                     return _MORE
@@ -243,7 +243,7 @@ class Scrubber:
                     return _DONE if self._closer or idx == _LONG else _FAIL
                 if idx == _LONG or c != "-":
                     return _FAIL
-            elif c != _NAME[idx] and c != _NAME_UPPER[idx]:
+            elif c != NAME[idx] and c != _NAME_UPPER[idx]:
                 return _FAIL
             self._idx = idx + 1
             if self._idx == _LONG and not self._closer:
