@@ -34,7 +34,7 @@ def main(argv: list[str]) -> None:
         return search(store, table, vector, k)
 
     vector_index.search = through_the_index  # type: ignore[assignment]
-    from crib_plugin.cli.app import main as crib
+    from crib_plugin.hosts.cli.app import main as crib
 
     crib(argv)
 

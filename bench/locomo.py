@@ -2,14 +2,14 @@
 
     python bench/locomo.py [--data PATH] [--rebuild] [--questions N]
 
-Same code as ``crib eval``; prints the table quoted in the README and closing notes.
+Same code as ``crib eval``; prints the table quoted in docs/benchmarks.md and closing notes.
 """
 
 from __future__ import annotations
 
 import sys
 
-from crib_plugin.cli import main
+from crib_plugin.hosts.cli import main
 
 if __name__ == "__main__":
     main(["eval", *sys.argv[1:]])

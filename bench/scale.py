@@ -61,13 +61,13 @@ TYPES = ("note", "decision", "error", "correction", "preference")
 def _settings(db: Path) -> Any:
     from dataclasses import replace
 
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     return replace(load_settings(), db=db)
 
 
 def embedder_name() -> str:
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     return load_settings().embedder or "minilm"
 
@@ -301,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
-    from crib_plugin.bytecode import compile_package
+    from crib_plugin.hosts.bytecode import compile_package
 
     compile_package()
     rows, extras = [], []

@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from .config import Settings, load_settings
-from .errors import CribError, InputError, ModelError
-from .plugins import get_plugin_manager, registry
-from .records import Entry, Hit, Retrieval, Triple
-from .render import CLASSIC, render_block
-from .selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
-from .timeutil import normalise_iso
-from .write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .core.config import Settings, load_settings
+from .core.errors import CribError, InputError, ModelError
+from .core.records import Entry, Hit, Retrieval, Triple
+from .core.timeutil import normalise_iso
+from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .output.render import CLASSIC, render_block
+from .plugins.manager import get_plugin_manager, registry
+from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
@@ -70,7 +70,7 @@ class Memory:
 
     def close(self) -> None:
         if self._embedder is not None:
-            from .prefetch import PrefetchedEmbedder
+            from .read.prefetch import PrefetchedEmbedder
 
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
@@ -108,7 +108,7 @@ class Memory:
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
-        from . import prefetch
+        from .read import prefetch
 
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
@@ -134,13 +134,13 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
-        from .prefetch import PrefetchedEmbedder
+        from .read.prefetch import PrefetchedEmbedder
 
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            from . import rerank  # noqa: F401 - imported now rather than after the vector arrives
-            from .relevance import term_weights
+            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
+            from .read.gate.relevance import term_weights
 
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
@@ -165,7 +165,7 @@ class Memory:
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
-        from .relevance import floor_below_gate, vector_gate
+        from .read.gate.relevance import floor_below_gate, vector_gate
 
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
@@ -192,14 +192,14 @@ class Memory:
             self._extractor = self.registry.make("extractors", self.extractor_name())
         return self._extractor
 
-    def _extract(self, content: str, notes: list[str]) -> list[Triple]:
+    def extract_facts(self, content: str, notes: list[str]) -> list[Triple]:
         try:
             return list(self.extractor().extract(content))
         except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
             notes.append(f"facts not extracted: {exc}")
             return []
 
-    def _embed(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+    def embed_texts(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
         """Document vectors for ``contents``; ``None`` (with a note) when the embedder fails.
 
         An entry that follows another in its thread is embedded *with* it: its vector is the
@@ -240,14 +240,15 @@ class Memory:
 
         One transaction writes the entry, its index rows, its vector (or a queue row when the
         embedder failed) and its consolidated facts. An identical entry (same type, content and
-        metadata) is not stored twice: its id is returned.
+        metadata) is not stored twice, nor the same text with another type or cue (its cue is
+        updated): its id is returned and ``last_write.duplicate`` says so.
         """
-        from .write import parse_write
+        from .write.clean import parse_write
 
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
         item = NewEntry(parsed.content, parsed.type, created_at, meta)
-        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
+        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True, same_text=dedupe)
         self.last_write = reports[0]
         return reports[0].entry_id
 
@@ -260,15 +261,16 @@ class Memory:
         cleaned: bool = False,
         on_progress: Callable[[int, int], None] | None = None,
         audit: str | None = "write",
+        same_text: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .limits import check_entry
-        from .write import clean_content, validate_type, with_clean_cue
-        from .writepath import write_prepared
+        from .core.limits import check_entry
+        from .write.clean import clean_content, validate_type, with_clean_cue
+        from .write.path import write_prepared
 
         prepared: list[NewEntry] = []
         for item in items:
@@ -280,11 +282,11 @@ class Memory:
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit)
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
 
-    def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
+    def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
-        from .store.sqlite import thread_of
+        from .store.records import thread_of
 
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
@@ -304,7 +306,7 @@ class Memory:
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
         """Every channel's ranking fused into one list (floors applied, budget not yet)."""
-        from .recall import recall
+        from .read.recall import recall
 
         return recall(self, text, channels=channels)
 
@@ -343,7 +345,7 @@ class Memory:
                 types=self.registry.types,
             )
         if self.settings.log_path is not None:
-            from .retrieval_log import log_retrieval
+            from .output.retrieval_log import log_retrieval
 
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
@@ -357,17 +359,17 @@ class Memory:
         exclude: Iterable[int] = (),
         channels: Sequence[str] | None = None,
     ) -> str:
-        """The block to inject for ``prompt``: relevant memories within budget, or ``""``."""
-        retrieval = self.select(self.recall(prompt, channels=channels), budget=budget, exclude=exclude)
-        self.last_retrieval = retrieval
-        return self.render(retrieval, template=template)
+        """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
+        from .output.block import produce_block
+        block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
+        return block
 
     # -- maintenance -----------------------------------------------------------------------
 
     def forget(self, entry_id: int) -> bool:
         """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
         False if it did not exist."""
-        from .manage import forget
+        from .write.manage import forget
 
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             return False
@@ -376,7 +378,7 @@ class Memory:
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
-        from .maintenance import reindex
+        from .write.maintenance import reindex
 
         return reindex(self, embedder, on_progress)
 
@@ -389,7 +391,7 @@ class Memory:
         self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
     ) -> list[WriteReport]:
         """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
-        from .maintenance import import_records
+        from .write.maintenance import import_records
 
         return import_records(self, records, on_progress)
 

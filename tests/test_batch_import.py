@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crib_plugin import Memory, writepath
+from crib_plugin import Memory
+from crib_plugin.write import path as writepath
 
 RECORDS = [
     {"type": "decision", "content": "MSRV for logsift is 1.74: rust-version = \"1.74\" in Cargo.toml.", "created_at": "2026-01-02T10:00:00Z"},

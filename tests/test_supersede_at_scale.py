@@ -15,10 +15,10 @@ from typing import Any, Callable
 import pytest
 import test_supersede as cases
 
-from crib_plugin import supersede
-from crib_plugin.common_terms import RAREST_KEPT, uncommon_expression
 from crib_plugin.memory import NewEntry
 from crib_plugin.store import vector_index
+from crib_plugin.text.common_terms import RAREST_KEPT, uncommon_expression
+from crib_plugin.write import supersede
 
 FILLER = (
     "Note {n}: the CI job builds the web app, runs the msrv check and the build step, "

@@ -12,12 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeutil import now_iso
+from ..core.timeutil import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
     from contextlib import AbstractContextManager
 
-    from ..records import Entry
+    from ..core.records import Entry
     from .records import AuditRow, EntryVersion, StoreCounts
 
 EMBEDDER_KEY = "embedder"
@@ -130,13 +130,6 @@ class AdminMixin:
     def superseded_by_entry(self, entry_id: int) -> list[EntryVersion]:
         rows = self.execute(f"SELECT {VERSION_COLUMNS} FROM entries WHERE superseded_by = ? ORDER BY id", (entry_id,))
         return [_version(r) for r in rows]
-
-    def superseded_among(self, ids: Sequence[int]) -> set[int]:
-        if not ids:
-            return set()
-        marks = ",".join("?" * len(ids))
-        rows = self.execute(f"SELECT id FROM entries WHERE superseded_by IS NOT NULL AND id IN ({marks})", list(ids))
-        return {int(r[0]) for r in rows}
 
     def counts(self) -> StoreCounts:
         from .records import StoreCounts

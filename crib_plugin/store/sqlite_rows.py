@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import ExtensionError
-from ..records import Entry
+from ..core.errors import ExtensionError
+from ..core.records import Entry
 
 TYPE_WEIGHT = 0.2  # BM25 weight of the entry type column
 CONTEXT_WEIGHT = 0.5  # BM25 weight of the thread-neighbour context column
@@ -24,10 +24,6 @@ CONTEXT_CHARS = 1000  # each neighbour's share of an entry's context
 EXTRACT_QUEUE = "extract"
 
 
-def thread_of(metadata: dict[str, Any]) -> str | None:
-    """The thread an entry belongs to (metadata ``thread``), if any."""
-    value = metadata.get("thread") if isinstance(metadata, dict) else None
-    return str(value) if value not in (None, "") else None
 ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
 
 
@@ -45,7 +41,7 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    from ..config import setting_value
+    from ..core.config import setting_value
 
     override = setting_value("vec_extension")
     if override:

@@ -1,0 +1,81 @@
+"""crib's own implementations of its three hook points, registered ``trylast`` so plugins go first.
+
+- ``on_prompt``: retrieve from the session's memory and render the fenced ``<memory-context>``
+  block, skipping entries already injected in this session; fails open (``None``).
+- ``on_store``: write through :meth:`Memory.write` (which strips injected blocks first).
+- ``register_types``: crib's own kinds of memory (:data:`crib_plugin.entry_types.BUILTIN_TYPES`).
+- ``on_response``: a wrapper around every other implementation that feeds the final chunk through
+  the stream's scrubber, so memory blocks never reach the user.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generator
+
+from ..hookspecs import hookimpl
+
+
+@hookimpl(trylast=True)
+def register_types(register: Callable[[Any], None]) -> None:
+    from ...core.entry_types import BUILTIN_TYPES
+
+    for entry_type in BUILTIN_TYPES:
+        register(entry_type)
+
+
+@hookimpl(trylast=True)
+def on_prompt(prompt: str, session: Any) -> str | None:
+    """crib's retrieval, as every host gets it (``crib retrieve``, the prompt hook, agent loops)."""
+    try:
+        block = _retrieve_block(prompt, session)
+    except Exception as exc:  # fail open: a broken retrieval never blocks the agent
+        import logging
+
+        logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)
+        session.error = exc
+        return None
+    session.block = block or None
+    return block or None
+
+
+def _retrieve_block(prompt: str, session: Any) -> str:
+    """The session's block (:func:`~crib_plugin.output.block.produce_block`), skipping what the
+    session already has, within its cap; the project store's merged with the global store's."""
+    from ...output.render import CONTEXT
+
+    memory = session.memory
+    template = session.template or CONTEXT
+    if session.worker is not None and memory.prefetch(prompt, worker=session.worker, give_up_at=session.give_up_at):
+        from ...output.render import warm_template  # while the worker embeds, load the template
+
+        warm_template(template, memory.settings.templates)
+    from ...hosts.scoped import global_beside
+    from ...output.block import produce_block
+    from ...read.across import scope_key
+
+    scope = getattr(session, "scope", "project")
+    with global_beside(memory, scope) as other:
+        block, retrieval = produce_block(memory, prompt, other=other, template=template, budget=session.budget,
+                                         exclude=session.injected, cap=session.cap, scope=scope,
+                                         exclude_facts=session.injected_facts)
+    session.retrieval = retrieval
+    if block:
+        session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
+        session.injected_facts.update(f.id for f in retrieval.facts)
+    return block
+
+
+@hookimpl(trylast=True)
+def on_store(text: str, type: str | None, metadata: dict[str, Any], memory: Any, created_at: str | None) -> int | None:
+    return int(memory.write(text, type=type, metadata=metadata, created_at=created_at))
+
+
+@hookimpl(wrapper=True)
+def on_response(chunk: str, stream: Any) -> Generator[None, Any, str]:
+    result = yield
+    text = chunk if result is None else result
+    scrubber = stream.get_scrubber()
+    out = scrubber.feed(text)
+    if stream.final:
+        out += scrubber.flush()
+    return out
