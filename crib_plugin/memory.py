@@ -147,8 +147,6 @@ class Memory:
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
             if len(tables) == 1 and entry_ids:
                 self.store.prefetch_vectors(tables[0], entry_ids)
-            for table in tables if hasattr(self.store, "prepare_vector_search") else ():
-                self.store.prepare_vector_search(table)  # a big store's side index, opened now
         except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
             pass
 

@@ -93,7 +93,7 @@ class VectorsMixin:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
         or rebuild it when missing or stale on a big store). Never fails the write: a problem
         leaves the index as it is, and searches use the exact scan while it is not current."""
-        from ..errors import CribError
+        from ..core.errors import CribError
         from . import vector_index_build
 
         try:
@@ -104,7 +104,7 @@ class VectorsMixin:
     def prepare_vector_search(self, table: str) -> bool:
         """Read ahead what :meth:`vector_search` on ``table`` will need (the side index, when the
         store has one): for a cold process's idle time while its prompt is embedded elsewhere."""
-        from ..errors import CribError
+        from ..core.errors import CribError
         from . import vector_index
 
         try:

@@ -87,13 +87,13 @@ def generation(store: "SQLiteStore", table: str) -> int:
     return int(store.get_setting(generation_key(table), "0") or 0)
 
 
-def _record(dim: int) -> Any:
+def record_dtype(dim: int) -> Any:
     import numpy as np
 
     return np.dtype([("id", "<i8"), ("code", "u1", (dim // 8,))])
 
 
-def _codes(vectors: Any) -> Any:
+def sign_codes(vectors: Any) -> Any:
     import numpy as np
 
     return np.packbits(vectors > 0, axis=1)
@@ -128,7 +128,7 @@ class Index:
                 import numpy as np
 
                 dim, count = int(header["dim"]), int(header["count"])
-                record = _record(dim)
+                record = record_dtype(dim)
                 if dim % 8 or os.fstat(handle.fileno()).st_size < HEADER + count * record.itemsize:
                     return None
                 if os.fstat(vectors.fileno()).st_size < HEADER + count * dim * 4:
@@ -204,7 +204,7 @@ def prepare(store: "SQLiteStore", table: str) -> bool:
     return True
 
 
-def _tail(store: "SQLiteStore", table: str, after: int, limit: int) -> list[int]:
+def tail_ids(store: "SQLiteStore", table: str, after: int, limit: int) -> list[int]:
     rows = store.execute(f"SELECT rowid FROM {table}_rowids WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit))
     return [int(r[0]) for r in rows]
 
@@ -216,7 +216,7 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     index = usable_index(store, table, dim) if dim and dim % 8 == 0 else None
     if index is None:
         return store.exact_vector_search(table, vector, k)
-    tail = _tail(store, table, index.max_rowid, TAIL_MAX + 1)
+    tail = tail_ids(store, table, index.max_rowid, TAIL_MAX + 1)
     if len(tail) > TAIL_MAX:
         return store.exact_vector_search(table, vector, k)
     import numpy as np
@@ -252,7 +252,7 @@ def candidates(index: Index, query: Any, count: int) -> Any:
     records = index.records
     if len(records) == 0:
         return np.zeros(0, dtype=np.int64)
-    code = _codes(query.reshape(1, -1))[0]
+    code = sign_codes(query.reshape(1, -1))[0]
     if index.words is not None and code.size % 8 == 0:
         # Word by word over the mapped records (no copy of the codes; column 0 is the id): one
         # pass per 64 bits, added up in uint16 — 6 passes for 384 dimensions.

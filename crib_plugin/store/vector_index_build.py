@@ -18,7 +18,7 @@ import apsw
 
 from . import vector_index as vi
 from .sqlite_open import store_error
-from .vector_index import FORMAT, HEADER, Index, SQLiteStore, _codes, _record, _tail, floats_path, generation, index_path, usable_index
+from .vector_index import FORMAT, HEADER, Index, SQLiteStore, sign_codes, record_dtype, tail_ids, floats_path, generation, index_path, usable_index
 
 
 def refresh(store: "SQLiteStore", table: str) -> str:
@@ -40,7 +40,7 @@ def refresh(store: "SQLiteStore", table: str) -> str:
                 return "small"
             rebuild(store, table)
             return "rebuild"
-        tail = _tail(store, table, index.max_rowid, vi.TAIL_MAX + 1)
+        tail = tail_ids(store, table, index.max_rowid, vi.TAIL_MAX + 1)
         if len(tail) < vi.APPEND_AT:
             return "none"
         if len(tail) > vi.TAIL_MAX:
@@ -78,7 +78,7 @@ def rebuild(store: "SQLiteStore", table: str) -> int:
 
     store.load_vec()
     dim = int(store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))[0][0])
-    record = _record(dim)
+    record = record_dtype(dim)
     path = index_path(store.path, table)
     path.parent.mkdir(parents=True, exist_ok=True)
     build = f"{os.getpid()}-{time.time_ns()}"
@@ -108,7 +108,7 @@ def _write_scan(store: "SQLiteStore", table: str, dim: int, codes_file: Path, fl
     """Write every vector of ``table`` (scan order) after a blank header in each file; the ids."""
     import numpy as np
 
-    record = _record(dim)
+    record = record_dtype(dim)
     seen = []
     with open(codes_file, "wb") as codes, open(floats_file, "wb") as floats:
         codes.write(b" " * HEADER)
@@ -116,7 +116,7 @@ def _write_scan(store: "SQLiteStore", table: str, dim: int, codes_file: Path, fl
         for ids, vectors in _batches(store, table, dim):
             rows = np.zeros(len(ids), dtype=record)
             rows["id"] = ids
-            rows["code"] = _codes(vectors)
+            rows["code"] = sign_codes(vectors)
             codes.write(rows.tobytes())
             floats.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
             seen.append(ids)
@@ -165,10 +165,10 @@ def _append(store: "SQLiteStore", table: str, path: Path, index: Index, tail: Se
     count = int(index.header["count"])
     if not ids:
         return
-    rows = np.zeros(len(ids), dtype=_record(dim))
+    rows = np.zeros(len(ids), dtype=record_dtype(dim))
     rows["id"] = ids
     vectors = np.frombuffer(b"".join(blobs[i] for i in ids), dtype="<f4").reshape(len(ids), dim)
-    rows["code"] = _codes(vectors)
+    rows["code"] = sign_codes(vectors)
     with open(floats_path(path), "r+b") as out:
         out.seek(HEADER + count * dim * 4)
         out.write(vectors.tobytes())
