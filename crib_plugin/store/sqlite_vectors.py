@@ -101,17 +101,6 @@ class VectorsMixin:
         except (CribError, OSError, ValueError):
             return "failed"
 
-    def prepare_vector_search(self, table: str) -> bool:
-        """Read ahead what :meth:`vector_search` on ``table`` will need (the side index, when the
-        store has one): for a cold process's idle time while its prompt is embedded elsewhere."""
-        from ..core.errors import CribError
-        from . import vector_index
-
-        try:
-            return vector_index.prepare(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
-        except (CribError, OSError, ValueError):
-            return False
-
     def exact_vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
         """sqlite-vec's exact k-NN: a brute-force float32 scan of the whole space."""
         self.load_vec()

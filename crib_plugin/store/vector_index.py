@@ -192,18 +192,6 @@ def usable_index(store: "SQLiteStore", table: str, dim: int) -> Index | None:
     return index
 
 
-def prepare(store: "SQLiteStore", table: str) -> bool:
-    """Open ``table``'s index ahead of a search (imports numpy, maps the file, reads its pages),
-    while the prefetch worker is still embedding the prompt; True when the search will use it."""
-    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
-    index = usable_index(store, table, int(dim[0][0])) if dim else None
-    if index is None:
-        return False
-    if len(index.records):
-        index.records["code"][:: max(1, 4096 // index.records.itemsize)].sum()  # touch every page once
-    return True
-
-
 def tail_ids(store: "SQLiteStore", table: str, after: int, limit: int) -> list[int]:
     rows = store.execute(f"SELECT rowid FROM {table}_rowids WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit))
     return [int(r[0]) for r in rows]
