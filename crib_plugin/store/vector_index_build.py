@@ -18,7 +18,19 @@ import apsw
 
 from . import vector_index as vi
 from .sqlite_open import store_error
-from .vector_index import FORMAT, HEADER, Index, SQLiteStore, sign_codes, record_dtype, tail_ids, floats_path, generation, index_path, usable_index
+from .vector_index import (
+    FORMAT,
+    HEADER,
+    Index,
+    SQLiteStore,
+    floats_path,
+    generation,
+    index_path,
+    record_dtype,
+    sign_codes,
+    tail_ids,
+    usable_index,
+)
 
 
 def refresh(store: "SQLiteStore", table: str) -> str:
