@@ -21,7 +21,7 @@ KNOWN_CYCLE_MEMBERS: frozenset[str] = frozenset()
 
 #: What ``store/`` may import from outside itself: the layer-0 leaves (and the CJK text leaf).
 STORE_MAY_IMPORT = frozenset(f"crib_plugin.{name}" for name in (
-    "errors", "records", "entry_types", "timeutil", "isotime", "config", "limits", "text", "text_cjk",
+    "errors", "records", "entry_types", "timeutil", "isotime", "config", "limits", "text", "text_cjk", "dburl",
 ))
 
 
