@@ -13,6 +13,7 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from pathlib import Path
 
 from .cues import CUE_BY_KEY, CUE_KEY
 from .errors import CribError, InputError
@@ -145,7 +146,7 @@ def stats(memory: "Memory") -> dict[str, Any]:
     path = memory.path
     return {
         "path": str(path),
-        "size_bytes": path.stat().st_size if path.exists() else 0,
+        "size_bytes": path.stat().st_size if isinstance(path, Path) and path.exists() else 0,  # 0 on a server
         "schema": store.schema_version(),
         "entries": counts.entries,
         "by_type": counts.by_type,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .config import Settings, load_settings
+from .dburl import as_location
 from .errors import CribError, InputError, ModelError
 from .plugins import get_plugin_manager, registry
 from .records import Entry, Hit, Retrieval, Triple
@@ -40,7 +41,7 @@ class Memory:
         upgrade: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
-        self.path = Path(path) if path is not None else self.settings.db
+        self.path = as_location(path) if path is not None else self.settings.db  # a file, or a server's URL
         self.pm = pm or get_plugin_manager()
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated

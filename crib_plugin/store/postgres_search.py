@@ -120,7 +120,7 @@ class PgFullTextMixin:
     def fts_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         query, params = pg_match.tsquery_sql(pg_match.parse(expression), "crib_english")
         rows = self.execute(
-            f"SELECT id, ts_rank_cd({WEIGHTS}, fts, q, {RANK_NORMALISATION}) AS score FROM entries, {query} AS q "
+            f"SELECT id, ts_rank_cd({WEIGHTS}, fts, q, {RANK_NORMALISATION}) AS score FROM entries, (SELECT {query} AS q) AS t "
             "WHERE fts @@ q ORDER BY score DESC, id LIMIT ?",
             [*params, int(limit)],
         )
@@ -158,7 +158,7 @@ class PgFullTextMixin:
             return []
         query, params = pg_match.tsquery_sql(pg_match.parse(expression), "simple", fold=False)
         rows = self.execute(
-            f"SELECT id, ts_rank(cjk, q) AS score FROM entries, {query} AS q "
+            f"SELECT id, ts_rank(cjk, q) AS score FROM entries, (SELECT {query} AS q) AS t "
             "WHERE cjk_grams <> '' AND cjk @@ q ORDER BY score DESC, id LIMIT ?",
             [*params, int(limit)],
         )
