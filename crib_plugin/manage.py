@@ -12,8 +12,8 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .cues import CUE_BY_KEY, CUE_KEY
 from .errors import CribError, InputError

@@ -41,7 +41,8 @@ class Memory:
         upgrade: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
-        self.path = as_location(path) if path is not None else self.settings.db  # a file, or a server's URL
+        # a file, or a server's URL: a ServerURL stands where the Path stands (see crib_plugin.dburl)
+        self.path: Path = as_location(path) if path is not None else self.settings.db  # type: ignore[assignment]
         self.pm = pm or get_plugin_manager()
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..records import Entry
 from . import cjk, pg_match
 from .sqlite_entries import EntriesMixin
-from .sqlite_rows import ENTRY_COLUMNS, EXTRACT_QUEUE, content_hash, row_to_entry, space_table, thread_of
+from .sqlite_rows import ENTRY_COLUMNS, ENTRY_ROW, EXTRACT_QUEUE, content_hash, row_to_entry, space_table, thread_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
@@ -66,6 +66,23 @@ class PgEntriesMixin(EntriesMixin):
             if previous is not None:
                 self.refresh_context(previous)
         return new_id
+
+    def copy_entry_row(self, row: Sequence[Any]) -> None:
+        """Insert an entry exactly as another store holds it (``crib migrate``), with its CJK grams."""
+        self._forget_reads()
+        self.execute(
+            f"INSERT INTO entries({ENTRY_ROW}, cjk_grams) VALUES ({','.join('?' * (len(row) + 1))})",
+            [*row, cjk.document_grams(str(row[2]))],
+        )
+
+    def after_copy(self) -> None:
+        """Move each identity past the ids copied (and past any id the audit log names), so a new
+        entry never takes the id of one that was copied or forgotten."""
+        floors = {"entries": "(SELECT coalesce(max(entry_id), 0) FROM audit)", "entities": "0", "relations": "0", "audit": "0"}
+        for table, floor in floors.items():
+            self.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), greatest((SELECT coalesce(max(id), 0) FROM {table}), {floor}, 1))", ()
+            )
 
     def iter_entries(self, order: str = "id") -> Iterator[Entry]:
         """Every entry, in pages of 1000 by key (memory stays flat; no cursor held open)."""

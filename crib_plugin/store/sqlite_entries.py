@@ -15,7 +15,7 @@ import apsw
 from ..records import Entry
 from . import cjk
 from .sqlite_open import store_error
-from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry, thread_of
+from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, ENTRY_ROW, content_hash, row_to_entry, thread_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
@@ -60,6 +60,16 @@ class EntriesMixin:
             if previous is not None:
                 self.refresh_context(previous)
         return entry_id
+
+    def copy_entry_row(self, row: Sequence[Any]) -> None:
+        """Insert an entry exactly as another store holds it (:data:`ENTRY_ROW`, id and context
+        included) and index it (``crib migrate``; :mod:`.transfer`). Inside a transaction."""
+        self._forget_reads()
+        self.execute(f"INSERT INTO entries({ENTRY_ROW}) VALUES ({','.join('?' * len(row))})", list(row))
+        cjk.index_entry(self, int(row[0]), str(row[2]))
+
+    def after_copy(self) -> None:
+        """Nothing to do once a copy is complete: AUTOINCREMENT already follows the ids copied."""
 
     def last_in_thread(self, thread: str) -> Entry | None:
         """The most recently written entry of a thread (the one a new entry follows)."""

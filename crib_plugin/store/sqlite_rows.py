@@ -29,6 +29,8 @@ def thread_of(metadata: dict[str, Any]) -> str | None:
     value = metadata.get("thread") if isinstance(metadata, dict) else None
     return str(value) if value not in (None, "") else None
 ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
+# An entry row as ``crib migrate`` copies it: every stored column but the indexes built from them.
+ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, context, superseded_by"
 
 
 def content_hash(content: str) -> str:
