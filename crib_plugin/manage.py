@@ -31,8 +31,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def record_audit(store: Store, action: str, entry_id: int | None = None, **detail: Any) -> None:
-    """Append one audit row (``detail`` is JSON; callers must not put memory text in it)."""
-    store.record_audit(action, entry_id, detail)
+    """Append one audit row (``detail`` is JSON; callers must not put memory text in it), naming
+    who made the change (:func:`crib_plugin.authorship.author`)."""
+    from .authorship import author
+
+    store.record_audit(action, entry_id, {**detail, **author()})
 
 
 def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:

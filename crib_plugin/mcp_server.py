@@ -304,5 +304,11 @@ def build_server() -> MCPServer:
 
 
 def main() -> None:
-    """``crib mcp``: serve on stdin/stdout until the client disconnects."""
+    """``crib mcp``: serve on stdin/stdout until the client disconnects. A long-lived process:
+    PostgreSQL stores borrow pooled connections, and audit rows name the agent ``mcp``."""
+    from . import authorship
+    from .store.factory import use_pool
+
+    authorship.AGENT = "mcp"
+    use_pool()
     build_server().run("stdio")

@@ -86,12 +86,20 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
         self._stats: dict[str, int] = {}
         self._stats_version: int | None = None
         self._vocab_ready = False
+        self._pool: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the connection — or hand it back to the pool it came from (the MCP server)."""
+        conn, self.conn = self.conn, _Closed()
+        if isinstance(conn, _Closed):
+            return
         try:
-            self.conn.close()
+            if self._pool is not None:
+                self._pool.putconn(conn)
+            else:
+                conn.close()
         except Exception:  # pragma: no cover - closing a broken connection
             pass
 
@@ -222,6 +230,43 @@ def _check(store: PostgresStore, readonly: bool, create: bool) -> None:
         raise StoreOutdated(f"{store.path} has schema version {version}, older than this crib's {latest_pg_version()}; run `crib init` to upgrade it (read commands never migrate)")
 
 
+class _Closed:
+    """Stands in for a closed connection: using a closed store is a clear error, not a crash."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError("the store was closed")
+
+    def transaction(self) -> Any:
+        raise StoreError("the store was closed")
+
+    def close(self) -> None:
+        pass
+
+
+_POOLS: dict[tuple[str, bool], Any] = {}
+POOL_MAX = 4  # connections a long-lived process keeps per store and mode
+
+
+def _pool(url: str, readonly: bool) -> Any:
+    """A ``psycopg_pool`` pool per URL and mode, for long-lived processes (``factory.use_pool``):
+    the MCP server opens a store for every tool call; a pooled connection saves the TCP/TLS and
+    authentication round trips each time."""
+    key = (url, readonly)
+    if key not in _POOLS:
+        from psycopg_pool import ConnectionPool
+
+        def configure(conn: Any) -> None:
+            if readonly:
+                conn.execute("SET default_transaction_read_only = on")
+
+        extra: dict[str, Any] = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
+        _POOLS[key] = ConnectionPool(
+            url, min_size=0, max_size=POOL_MAX, open=True, configure=configure,
+            kwargs={"autocommit": True, "application_name": "crib", **extra},
+        )
+    return _POOLS[key]
+
+
 def connect(url: str, readonly: bool = False) -> Any:
     """A psycopg connection in autocommit (read-only sessions for readers); StoreError when the
     driver is missing or the server does not answer."""
@@ -242,7 +287,16 @@ def connect(url: str, readonly: bool = False) -> Any:
 def open_postgres(url: str, *, create: bool = True, migrate: bool = True, readonly: bool = False, conn: Any = None) -> PostgresStore:
     """Open the crib store in the database ``url`` names (created and migrated unless ``readonly``
     or ``create=False``). ``conn`` reuses a connection (the MCP server's pool)."""
+    from .factory import pooling
+
+    pool = _pool(url, readonly) if conn is None and pooling() else None
+    if pool is not None:
+        try:
+            conn = pool.getconn(timeout=CONNECT_TIMEOUT)
+        except Exception as exc:
+            raise pg_error(exc, url, "connecting (pool)") from None
     store = PostgresStore(url, conn if conn is not None else connect(url, readonly), readonly=readonly)
+    store._pool = pool
     try:
         _check(store, readonly, create)
         if not readonly and migrate and store.schema_version() < latest_pg_version():
@@ -260,3 +314,24 @@ def open_postgres_upgraded(url: str) -> PostgresStore:
     except StoreOutdated:
         open_postgres(url, create=False).close()
     return open_postgres(url, create=False, readonly=True)
+
+
+def create_database(server_url: str, name: str, *, replace: bool = False) -> str:
+    """Create database ``name`` on the server ``server_url`` reaches (the role needs CREATEDB);
+    returns its URL. ``replace`` drops one of that name first. For measurement stores
+    (``crib eval --db-url``), not for a team's store, which its administrator creates."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not name.replace("_", "").isalnum():
+        raise StoreError(f"not a plain database name: {name!r}")
+    conn = connect(server_url)
+    try:
+        if replace:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    except Exception as exc:
+        raise pg_error(exc, server_url, f"creating database {name}") from None
+    finally:
+        conn.close()
+    parts = urlsplit(server_url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
