@@ -9,6 +9,7 @@ SQLite file themselves).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -95,3 +96,21 @@ def test_where_config_and_doctor_never_show_the_password(pg_url: str, crib: Any,
     monkeypatch.setenv("CRIB_DB", with_secret.replace(parts.path, "/no_such_database"))
     failed = crib("list")
     assert failed.returncode != 0 and "hunter2secret" not in failed.stdout + failed.stderr and "***" in failed.stderr
+
+
+def test_a_database_crib_never_wrote_to_reads_as_no_store_yet(pg_server: str, crib: Any, tmp_path: Path) -> None:  # noqa: F811
+    """Like a missing file: retrieve and the hooks print nothing and log nothing; a write creates it."""
+    import json
+
+    from crib_plugin.store.postgres import create_database
+
+    url = create_database(pg_server, f"crib_empty_{os.getpid()}", replace=True)
+    env = {"CRIB_DB": url}
+    assert crib("retrieve", input="what database did we choose?\n", env=env).stdout == ""
+    for event, extra in (("user-prompt-submit", {"prompt": "what database?"}), ("session-start", {"source": "startup"})):
+        hook = json.dumps({"hook_event_name": "", "session_id": "s1", "cwd": str(tmp_path), **extra})
+        result = crib("hook", event, input=hook, env=env)
+        assert result.returncode == 0 and result.stdout == ""
+    assert not (tmp_path / "crib.log").exists()  # CRIB_ERROR_LOG: nothing was a failure
+    assert crib("write", "type=decision Chose PostgreSQL.", env=env).returncode == 0
+    assert "Chose PostgreSQL" in crib("retrieve", input="which database did we choose?\n", env=env).stdout

@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..dburl import ServerURL, mask_url
-from ..errors import NotACribStore, StoreBusy, StoreError, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
 from .postgres_schema import MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
 from .sqlite_admin import AdminMixin
@@ -225,7 +225,7 @@ def _check(store: PostgresStore, readonly: bool, create: bool) -> None:
         if tables[0][0]:
             raise NotACribStore(f"{store.path} has an entries table crib did not create; crib left it untouched")
         if readonly or not create:
-            raise StoreError(f"no crib store at {store.path} (run `crib init` with CRIB_DB set to it)")
+            raise StoreMissing(f"no crib store at {store.path} yet (run `crib init` with CRIB_DB set to it)")
     elif readonly and version < latest_pg_version():
         raise StoreOutdated(f"{store.path} has schema version {version}, older than this crib's {latest_pg_version()}; run `crib init` to upgrade it (read commands never migrate)")
 
