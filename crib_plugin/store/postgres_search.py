@@ -49,22 +49,16 @@ class PgEntriesMixin(EntriesMixin):
 
         def _insert_id(self, sql: str, bindings: Sequence[Any]) -> int: ...
 
-    def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any], entry_id: int | None = None) -> int:
-        """Insert one entry; its word, trigram and CJK indexes follow from its columns. ``entry_id``
-        keeps an id given (``crib migrate``); otherwise the identity assigns the next one."""
+    def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
+        """Insert one entry; its word, trigram and CJK indexes follow from its columns."""
         thread = thread_of(metadata)
         self._forget_reads()
-        columns = "type, content, created_at, metadata, content_hash, thread, cjk_grams"
-        values: list[Any] = [type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False),
-                             content_hash(content), thread, cjk.document_grams(content)]
-        if entry_id is not None:
-            columns, values = f"id, {columns}", [int(entry_id), *values]
-        new_id = self._insert_id(f"INSERT INTO entries({columns}) VALUES ({','.join('?' * len(values))})", values)
-        if thread is not None:
-            previous = self.thread_neighbours(thread, new_id)[0]
-            self.refresh_context(new_id)
-            if previous is not None:
-                self.refresh_context(previous)
+        new_id = self._insert_id(
+            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread, cjk_grams) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread,
+             cjk.document_grams(content)),
+        )
+        self._join_thread(thread, new_id)
         return new_id
 
     def copy_entry_row(self, row: Sequence[Any]) -> None:
@@ -111,20 +105,8 @@ class PgEntriesMixin(EntriesMixin):
     def count_with_metadata(self, key: str) -> int:
         return int(self.execute("SELECT count(*) FROM entries WHERE (metadata::jsonb ->> ?) IS NOT NULL", (key,))[0][0])
 
-    def delete_entry(self, entry_id: int) -> bool:
-        """Delete an entry; its vectors, queue rows and fact sources go by ``ON DELETE CASCADE``
-        and its indexes with the row. Thread neighbours' context is refreshed."""
-        rows = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))
-        if not rows:
-            return False
-        self._forget_reads()
-        thread = rows[0][0]
-        neighbours = self.thread_neighbours(str(thread), entry_id) if thread is not None else (None, None)
-        self.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
-        for neighbour in neighbours:
-            if neighbour is not None:
-                self.refresh_context(neighbour)
-        return True
+    def _delete_dependents(self, entry_id: int) -> None:
+        """Nothing: vectors, queue rows and fact sources go with the entry (``ON DELETE CASCADE``)."""
 
 
 class PgFullTextMixin:

@@ -54,12 +54,17 @@ class EntriesMixin:
         )
         entry_id = int(self.conn.last_insert_rowid())
         cjk.index_entry(self, entry_id, content)  # CJK grams; the row goes with the entry (trigger)
-        if thread is not None:
-            previous = self.thread_neighbours(thread, entry_id)[0]
-            self.refresh_context(entry_id)
-            if previous is not None:
-                self.refresh_context(previous)
+        self._join_thread(thread, entry_id)
         return entry_id
+
+    def _join_thread(self, thread: str | None, entry_id: int) -> None:
+        """A new entry's thread context, and its text in the context of the entry before it."""
+        if thread is None:
+            return
+        previous = self.thread_neighbours(thread, entry_id)[0]
+        self.refresh_context(entry_id)
+        if previous is not None:
+            self.refresh_context(previous)
 
     def copy_entry_row(self, row: Sequence[Any]) -> None:
         """Insert an entry exactly as another store holds it (:data:`ENTRY_ROW`, id and context
@@ -164,21 +169,27 @@ class EntriesMixin:
         return [row_to_entry(r) for r in rows]
 
     def delete_entry(self, entry_id: int) -> bool:
-        """Delete an entry and its vectors and queue rows. Call inside a transaction."""
-        if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+        """Delete an entry and its vectors and queue rows, and refresh its thread neighbours'
+        context. Call inside a transaction."""
+        rows = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))
+        if not rows:
             return False
         self._forget_reads()
-        for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
-            self.load_vec()
-            self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
-        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
-        thread = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))[0][0]
+        self._delete_dependents(entry_id)
+        thread = rows[0][0]
         neighbours = self.thread_neighbours(str(thread), entry_id) if thread is not None else (None, None)
         self.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
         for neighbour in neighbours:
             if neighbour is not None:
                 self.refresh_context(neighbour)
         return True
+
+    def _delete_dependents(self, entry_id: int) -> None:
+        """The entry's rows in the vec0 tables and the queue (no foreign key reaches a virtual table)."""
+        for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
+            self.load_vec()
+            self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
 
     # -- supersession (migration 4) ---------------------------------------------------------
 
