@@ -104,7 +104,7 @@ def reader(index: int, env: dict[str, str], stop: threading.Event, tally: Tally,
 def stored_texts(db: Path | str) -> tuple[set[str], int, str]:
     """Contents of the stored entries, their count, and PRAGMA integrity_check ("ok" on a server:
     PostgreSQL checks its own constraints on every write)."""
-    from crib_plugin.dburl import is_server_url
+    from crib_plugin.core.dburl import is_server_url
 
     if is_server_url(db):
         from crib_plugin.store import open_store

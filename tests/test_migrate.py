@@ -13,7 +13,8 @@ from typing import Any
 
 from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
-from crib_plugin import Memory, manage
+from crib_plugin import Memory
+from crib_plugin.write import manage
 from crib_plugin.store import open_store
 from crib_plugin.store.transfer import migrate_store, snapshot
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dburl import ServerURL, is_server_url
+from ..core.dburl import ServerURL, is_server_url
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Store

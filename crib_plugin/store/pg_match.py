@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from ..errors import StoreError
+from ..core.errors import StoreError
 
 _TOKEN = re.compile(r'\s*(?:(")|(\()|(\))|([^\s()"]+))')
 

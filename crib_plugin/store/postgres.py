@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from ..dburl import ServerURL, mask_url
-from ..errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..core.dburl import ServerURL, mask_url
+from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
 from .postgres_schema import MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
 from .sqlite_admin import AdminMixin

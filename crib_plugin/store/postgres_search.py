@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..records import Entry
+from ..core.records import Entry
 from . import cjk, pg_match
 from .sqlite_entries import EntriesMixin
 from .sqlite_rows import ENTRY_COLUMNS, ENTRY_ROW, EXTRACT_QUEUE, content_hash, row_to_entry, space_table, thread_of
@@ -170,7 +170,7 @@ class PgFullTextMixin:
     def purge_deleted_text(self) -> None:
         """``VACUUM`` the entries and their indexes so deleted rows' text is no longer on disk in
         live pages (best effort: needs the table's owner; WAL and backups keep history longer)."""
-        from ..errors import StoreError
+        from ..core.errors import StoreError
 
         try:
             self.execute("VACUUM entries")
@@ -205,7 +205,7 @@ class PgVectorsMixin:
         existing = self.vector_space(key)
         if existing:
             return existing[0]
-        from ..timeutil import now_iso
+        from ..core.timeutil import now_iso
         from .postgres_schema import MIGRATION_LOCK
 
         table = space_table(key)
@@ -228,13 +228,13 @@ class PgVectorsMixin:
                 return dim
         rows = self.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
         if not rows:
-            from ..errors import StoreError
+            from ..core.errors import StoreError
 
             raise StoreError(f"no vector space {table!r}")
         return int(rows[0][0])
 
     def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
-        from ..errors import StoreError
+        from ..core.errors import StoreError
 
         dim = self._dim(table)
         if len(vector) != 4 * dim:
