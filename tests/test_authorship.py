@@ -38,9 +38,9 @@ def test_log_shows_who_wrote_what(store_url: str, crib: Any, monkeypatch: pytest
 
 def test_pooled_stores_reuse_one_connection(pg_url: str) -> None:  # noqa: F811
     """The MCP server's mode: a store closed hands its connection back; the next one reuses it."""
-    from crib_plugin.store import factory, open_store
+    from crib_plugin.store import open_store, pooling
 
-    factory.use_pool()
+    pooling.use_pool()
     try:
         first = open_store(pg_url)
         pid = first.execute("SELECT pg_backend_pid()")[0][0]  # type: ignore[attr-defined]
@@ -49,4 +49,4 @@ def test_pooled_stores_reuse_one_connection(pg_url: str) -> None:  # noqa: F811
         assert second.execute("SELECT pg_backend_pid()")[0][0] == pid  # type: ignore[attr-defined]
         second.close()
     finally:
-        factory._POOLING = False
+        pooling.stop_pooling()

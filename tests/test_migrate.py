@@ -14,9 +14,9 @@ from typing import Any
 from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin import Memory
-from crib_plugin.write import manage
 from crib_plugin.store import open_store
 from crib_plugin.store.transfer import migrate_store, snapshot
+from crib_plugin.write import manage
 
 ROOT = Path(__file__).resolve().parent.parent
 

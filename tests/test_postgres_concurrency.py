@@ -8,9 +8,8 @@ from typing import Any
 
 from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
-from crib_plugin.store import facts
 from crib_plugin.core.records import Triple
-from crib_plugin.store import open_store
+from crib_plugin.store import facts, open_store
 
 T0 = "2026-01-01T00:00:00Z"
 

@@ -377,7 +377,7 @@ def main() -> None:
     """``crib mcp``: serve on stdin/stdout until the client disconnects. A long-lived process:
     PostgreSQL stores borrow pooled connections, and audit rows name the agent ``mcp``."""
     from ..core import authorship
-    from ..store.factory import use_pool
+    from ..store.pooling import use_pool
 
     authorship.AGENT = "mcp"
     use_pool()

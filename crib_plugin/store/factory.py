@@ -16,20 +16,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .base import Store
 
 
-_POOLING = False
-
-
-def use_pool() -> None:
-    """From now on, PostgreSQL stores opened in this process borrow pooled connections
-    (``psycopg_pool``) and give them back on close: for long-lived hosts (the MCP server)."""
-    global _POOLING
-    _POOLING = True
-
-
-def pooling() -> bool:
-    return _POOLING
-
-
 def server_url(target: object) -> str | None:
     """The real URL when ``target`` names a server store, else ``None``."""
     if isinstance(target, ServerURL):

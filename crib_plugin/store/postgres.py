@@ -248,7 +248,7 @@ POOL_MAX = 4  # connections a long-lived process keeps per store and mode
 
 
 def _pool(url: str, readonly: bool) -> Any:
-    """A ``psycopg_pool`` pool per URL and mode, for long-lived processes (``factory.use_pool``):
+    """A ``psycopg_pool`` pool per URL and mode, for long-lived processes (``pooling.use_pool``):
     the MCP server opens a store for every tool call; a pooled connection saves the TCP/TLS and
     authentication round trips each time."""
     key = (url, readonly)
@@ -287,7 +287,7 @@ def connect(url: str, readonly: bool = False) -> Any:
 def open_postgres(url: str, *, create: bool = True, migrate: bool = True, readonly: bool = False, conn: Any = None) -> PostgresStore:
     """Open the crib store in the database ``url`` names (created and migrated unless ``readonly``
     or ``create=False``). ``conn`` reuses a connection (the MCP server's pool)."""
-    from .factory import pooling
+    from .pooling import pooling
 
     pool = _pool(url, readonly) if conn is None and pooling() else None
     if pool is not None:

@@ -16,10 +16,10 @@ def migrate(target: str, source: str | None, from_global: bool) -> None:
     store into TARGET, keeping ids and dates. Resumable: run it again after an interruption and it
     goes on where it stopped. The source is left unchanged; point CRIB_DB at TARGET afterwards."""
     from ...core.config import get_settings
-    from ..progress import Progress
     from ...scopes import global_db
     from ...store import open_store
     from ...store.transfer import migrate_store
+    from ..progress import Progress
 
     origin = as_location(source) if source else (global_db() if from_global else get_settings().db)
     destination = as_location(target)
