@@ -148,3 +148,11 @@ def tsquery_sql(node: Node, config: str, fold: bool = True) -> tuple[str, list[s
     right, rp = tsquery_sql(node.right, config, fold)
     joiner = {"OR": "||", "AND": "&&", "NOT": "&& !!"}[node.kind]
     return f"({left} {joiner} {right})", lp + rp
+
+
+def or_operands(node: Node) -> list[Node]:
+    """The operands of the expression's top-level ``OR`` (the expression itself when it is not an
+    OR): the terms a BM25-like score weighs each by its rarity."""
+    if isinstance(node, Op) and node.kind == "OR":
+        return or_operands(node.left) + or_operands(node.right)
+    return [node]

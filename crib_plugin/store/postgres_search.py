@@ -117,10 +117,19 @@ class PgFullTextMixin:
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
 
     def fts_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
-        query, params = pg_match.tsquery_sql(pg_match.parse(expression), "crib_english")
+        """Entries matching an FTS5 expression, best first, scored like BM25: each top-level OR-ed
+        term's ``ts_rank`` (weighted columns, length-normalised) times its inverse document
+        frequency, summed. ``ts_rank_cd`` alone has no IDF, so a common word counted as much as a
+        rare one (LoCoMo fts R@10 64.8 with it, against FTS5's 75.1 on the same rows)."""
+        terms = [pg_match.tsquery_sql(node, "crib_english") for node in pg_match.or_operands(pg_match.parse(expression))]
+        values = ", ".join(f"({sql})" for sql, _ in terms)
+        params = [p for _, term_params in terms for p in term_params]
         rows = self.execute(
-            f"SELECT id, ts_rank_cd({WEIGHTS}, fts, q, {RANK_NORMALISATION}) AS score FROM entries, (SELECT {query} AS q) AS t "
-            "WHERE fts @@ q ORDER BY score DESC, id LIMIT ?",
+            f"WITH q(query) AS (VALUES {values}), n AS (SELECT greatest(count(*), 1) AS n FROM entries), "
+            "t AS (SELECT query, ln(1 + (n.n - df + 0.5) / (df + 0.5)) AS idf "
+            "      FROM q, n, LATERAL (SELECT count(*) AS df FROM entries WHERE fts @@ q.query) d) "
+            f"SELECT e.id, sum(t.idf * ts_rank({WEIGHTS}, e.fts, t.query, {RANK_NORMALISATION})) AS score "
+            "FROM t JOIN entries e ON e.fts @@ t.query GROUP BY e.id ORDER BY score DESC, e.id LIMIT ?",
             [*params, int(limit)],
         )
         return [(int(r[0]), max(float(r[1]), 1e-9)) for r in rows]
