@@ -3,9 +3,9 @@ CJK search, and pgvector spaces. Everything else comes from the mixins both back
 
 Mixins of :class:`~crib_plugin.store.postgres.PostgresStore`; the schema is in :mod:`.postgres_schema`.
 
-Ranking: ``ts_rank_cd`` (cover density) with the weights content 1.0, thread context 0.5, type 0.2
-— FTS5's BM25 column weights — and normalisation 1 (divided by 1 + log of the document length),
-the nearest of PostgreSQL's built-in rankings to BM25's length normalisation.
+Ranking (:meth:`PgFullTextMixin.fts_search`): BM25-like — per OR-ed term, ``ts_rank`` with the
+column weights content 1.0, thread context 0.5, type 0.2 (FTS5's BM25 weights) and normalisation 1
+(divided by 1 + log of the document length), times the term's inverse document frequency; summed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
 
 WEIGHTS = "'{0.2, 0.5, 0.0, 1.0}'"  # tsvector weights D (type), C (context), B (unused), A (content)
-RANK_NORMALISATION = 1  # ts_rank_cd: divide by 1 + log(document length)
+RANK_NORMALISATION = 1  # ts_rank: divide by 1 + log(document length)
 EF_SEARCH_FLOOR = 100  # HNSW candidates per search (pgvector's default 40 would cut a k of 60 short)
 
 
