@@ -12,8 +12,10 @@ not installed, or the server refusing to start); the contract suite then still r
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -43,6 +45,9 @@ def _start() -> tuple[str, object]:
     import pgserver
 
     folder = tempfile.mkdtemp(prefix="crib-pg-")
+    # registered before the server's own exit handler, so it runs after it (atexit is LIFO): the
+    # server stops and deletes its data folder first, then the empty folder goes
+    atexit.register(shutil.rmtree, folder, True)
     try:
         server = pgserver.get_server(os.path.join(folder, "data"), cleanup_mode="delete")
     except Exception as exc:  # pragma: no cover - depends on the machine
