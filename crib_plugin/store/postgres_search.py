@@ -141,6 +141,15 @@ class PgFullTextMixin:
         rows = self.execute("SELECT count(*) FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?))", (stem,))
         return int(rows[0][0])
 
+    def word_documents_up_to(self, word: str, limit: int) -> int:
+        if not word or limit <= 0:
+            return 0
+        rows = self.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?)) LIMIT ?) d",
+            (word, int(limit)),
+        )
+        return int(rows[0][0])
+
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """Entries containing the expression's strings (≥ 3 characters, any case); the score is
         how many matched. ``ILIKE`` uses the ``pg_trgm`` index where it exists, a scan elsewhere."""

@@ -50,6 +50,17 @@ class FullTextMixin:
             stats[key] = int(rows[0][0]) if rows else 0
         return stats[key]
 
+    def word_documents_up_to(self, word: str, limit: int) -> int:
+        """Entries holding ``word``, counted up to ``limit``: FTS5 reads the posting list lazily,
+        so this stops after ``limit`` rows (an fts5vocab count reads all of it)."""
+        if not word or limit <= 0:
+            return 0
+        phrase = '"' + word.replace('"', '""') + '"'
+        rows = self.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)", (phrase, int(limit))
+        )
+        return int(rows[0][0])
+
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         rows = self.execute(
             "SELECT rowid, -bm25(entries_trigram) AS score FROM entries_trigram "

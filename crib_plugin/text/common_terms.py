@@ -34,14 +34,20 @@ def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
     from .words import stems
 
     found = terms(text)
-    if not found or store.count_entries() <= max_docs:
-        return " OR ".join(t.fts() for t in found)
-    rated: list[tuple[int, int]] = []
-    for position, term in enumerate(found):
-        forms = [stem for _word, stem in stems(term.text)]
-        docs = max((store.term_document_frequency(s) for s in forms), default=0) if not term.phrase else 0
-        rated.append((docs, position))
-    kept = [p for docs, p in rated if docs <= max_docs] or [p for _d, p in sorted(rated)[:RAREST_KEPT]]
+    if not found:
+        return ""
+    # Each word counted only up to max_docs + 1 (bounded, however common it is); no store count
+    # first: on a store of at most max_docs entries every word passes anyway.
+    over = max_docs + 1
+    common = [
+        not term.phrase and any(store.word_documents_up_to(word, over) >= over for word, _stem in stems(term.text))
+        for term in found
+    ]
+    kept = [p for p, is_common in enumerate(common) if not is_common]
+    if not kept:  # every word that common (rare): the exact counts pick the rarest few
+        rated = [(0 if t.phrase else max((store.term_document_frequency(s) for _w, s in stems(t.text)), default=0), p)
+                 for p, t in enumerate(found)]
+        kept = [p for _d, p in sorted(rated)[:RAREST_KEPT]]
     return " OR ".join(found[p].fts() for p in sorted(kept))
 
 
