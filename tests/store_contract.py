@@ -181,10 +181,11 @@ class StoreContract:
         assert [i for i, _ in store.like_search(["pizza"], 10)] == [other]
         assert store.term_document_frequency("postgresql") == 1
         assert store.term_document_frequency("absent") == 0
-        more = [add(store, f"PostgreSQL note {n}.") for n in range(3)]
-        assert store.word_documents_up_to("PostgreSQL", 10) == 4  # stemmed and folded as full text is
-        assert store.word_documents_up_to("postgresql", 2) == 2  # counted no further than the limit
-        assert store.word_documents_up_to("absent", 10) == 0 and more
+        more = [add(store, f"PostgreSQL tuning {n}.") for n in range(3)]
+        assert store.documents_up_to("PostgreSQL", 10) == 4  # stemmed and folded as full text is
+        assert store.documents_up_to("postgresql", 2) == 2  # counted no further than the limit
+        assert store.documents_up_to("absent", 10) == 0 and more
+        assert store.documents_up_to("postgresql tuning", 10) == 3  # a phrase: words in sequence
         with pytest.raises(StoreError):
             store.fts_search('"unterminated', 10)
 

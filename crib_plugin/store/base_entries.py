@@ -176,9 +176,10 @@ class FullText(Protocol):
         """How many entries contain the stemmed term (the relevance gate's rarity statistic)."""
         ...
 
-    def word_documents_up_to(self, word: str, limit: int) -> int:
-        """How many entries contain ``word`` (as written; the store stems it as its full text does),
-        counted no further than ``limit``: ``min(documents, limit)``. Its cost is bounded by
+    def documents_up_to(self, text: str, limit: int) -> int:
+        """How many entries contain ``text`` — a word, or words in sequence (a phrase), as written:
+        the store tokenises and stems it as its full text does —, counted no further than
+        ``limit``: ``min(documents, limit)``. Its cost is bounded by
         ``limit`` whatever the store's size, where an exact count reads the word's whole posting
         list (a common word at 10⁶: ≈ 10-50 ms each; ``text.common_terms``)."""
         ...

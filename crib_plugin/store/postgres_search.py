@@ -141,12 +141,12 @@ class PgFullTextMixin:
         rows = self.execute("SELECT count(*) FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?))", (stem,))
         return int(rows[0][0])
 
-    def word_documents_up_to(self, word: str, limit: int) -> int:
-        if not word or limit <= 0:
+    def documents_up_to(self, text: str, limit: int) -> int:
+        if not text.strip() or limit <= 0:
             return 0
         rows = self.execute(
             "SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?)) LIMIT ?) d",
-            (word, int(limit)),
+            (text, int(limit)),
         )
         return int(rows[0][0])
 

@@ -50,12 +50,12 @@ class FullTextMixin:
             stats[key] = int(rows[0][0]) if rows else 0
         return stats[key]
 
-    def word_documents_up_to(self, word: str, limit: int) -> int:
-        """Entries holding ``word``, counted up to ``limit``: FTS5 reads the posting list lazily,
-        so this stops after ``limit`` rows (an fts5vocab count reads all of it)."""
-        if not word or limit <= 0:
+    def documents_up_to(self, text: str, limit: int) -> int:
+        """Entries holding ``text`` (a word or a phrase), counted up to ``limit``: FTS5 reads the
+        posting lists lazily, so this stops after ``limit`` rows (an fts5vocab count reads them all)."""
+        if not text.strip() or limit <= 0:
             return 0
-        phrase = '"' + word.replace('"', '""') + '"'
+        phrase = '"' + text.replace('"', '""') + '"'
         rows = self.execute(
             "SELECT count(*) FROM (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)", (phrase, int(limit))
         )

@@ -22,7 +22,7 @@ RETRIEVAL_SHARE = 0.01
 
 
 def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
-    """The FTS expression of ``text`` without the words more than ``max_docs`` entries hold
+    """The FTS expression of ``text`` without the words (and phrases) more than ``max_docs`` entries hold
     (all of them kept below that size, so a small store ranks as before).
 
     Why: a new entry's whole text is OR-ed into one query, and BM25 ranks every entry matching any
@@ -36,13 +36,19 @@ def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
     found = terms(text)
     if not found:
         return ""
-    # Each word counted only up to max_docs + 1 (bounded, however common it is); no store count
-    # first: on a store of at most max_docs entries every word passes anyway.
+    # Each word (or phrase: "test_index.py" of three common words costs as much to search as
+    # they do) counted only up to max_docs + 1, however common it is; no count of the store
+    # first: on a store of at most max_docs entries every term passes anyway.
     over = max_docs + 1
-    common = [
-        not term.phrase and any(store.word_documents_up_to(word, over) >= over for word, _stem in stems(term.text))
-        for term in found
-    ]
+
+    def is_common(term: Any) -> bool:
+        words = [store.documents_up_to(word, over) >= over for word, _stem in stems(term.text)]
+        if not term.phrase:
+            return any(words)
+        # a phrase is no commoner than its rarest word; only all-common words need the phrase counted
+        return bool(words) and all(words) and store.documents_up_to(term.text, over) >= over
+
+    common = [is_common(term) for term in found]
     kept = [p for p, is_common in enumerate(common) if not is_common]
     if not kept:  # every word that common (rare): the exact counts pick the rarest few
         rated = [(0 if t.phrase else max((store.term_document_frequency(s) for _w, s in stems(t.text)), default=0), p)
