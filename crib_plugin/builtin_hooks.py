@@ -52,23 +52,28 @@ def _retrieve_block(prompt: str, session: Any) -> str:
 
     scope = getattr(session, "scope", "project")
     # The project store's selection merged with the global store's (scope-keyed ids in ``injected``).
-    retrieval = select_scoped(memory, prompt, budget=session.budget, exclude=session.injected, primary_scope=scope)
+    retrieval = select_scoped(memory, prompt, budget=session.budget, exclude=session.injected, primary_scope=scope,
+                              pointed=getattr(session, "pointed", ()))
     retrieval.facts = [f for f in retrieval.facts if f.id not in session.injected_facts]
     session.retrieval = retrieval
     block = render_within(memory, retrieval, template, session.cap)
     if block:
         session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
         session.injected_facts.update(f.id for f in retrieval.facts)
+        if isinstance(getattr(session, "pointed", None), set):
+            session.pointed.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.pointers)
     return block
 
 
 def render_within(memory: Any, retrieval: Any, template: str, cap: int | None) -> str:
-    """Render; with a ``cap``, drop the lowest-ranked hits (then facts) until the block fits."""
+    """Render; with a ``cap``, drop the pointers, then the lowest-ranked hits (then facts) until the block fits."""
     while True:
         block: str = memory.render(retrieval, template=template)
         if cap is None or len(block) <= cap:
             return block
-        if retrieval.hits:
+        if retrieval.pointers:
+            retrieval.pointers.pop()
+        elif retrieval.hits:
             retrieval.hits.pop()
         elif retrieval.facts:
             retrieval.facts.pop()

@@ -318,9 +318,10 @@ class Memory:
         max_items: int = DEFAULT_MAX_ITEMS,
         exclude: Iterable[int] = (),
         per_entry: bool = True,
+        pointed: Iterable[int] = (),
     ) -> Retrieval:
         """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.selection.select`)."""
-        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry)
+        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
@@ -339,6 +340,7 @@ class Memory:
                 channels=ran,
                 skipped=skipped,
                 types=self.registry.types,
+                pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
             from .retrieval_log import log_retrieval

@@ -70,6 +70,7 @@ def _close_shared(primary: "Memory", other: "Memory") -> None:
 def _tag(retrieval: Retrieval, scope: str) -> None:
     """Mark every hit's entry with its scope; a global fact gets a negative id (see :func:`scope_key`)."""
     retrieval.hits = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.hits]
+    retrieval.pointers = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.pointers]
     if scope == "global":
         retrieval.facts = [dataclasses.replace(f, id=scope_key(scope, f.id)) for f in retrieval.facts]
 
@@ -92,19 +93,23 @@ def select_scoped(
     max_items: int | None = None,
     channels: Sequence[str] | None = None,
     primary_scope: str = "project",
+    pointed: Iterable[int] = (),
 ) -> Retrieval:
     """``primary.select(primary.recall(prompt))`` merged with the global store's own selection.
 
-    ``exclude`` holds :func:`scope_key` keys. Returns a :class:`Retrieval` whose hits' entries
+    ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.pointers`) hold
+    :func:`scope_key` keys of what the session was already given. Returns a :class:`Retrieval` whose hits' entries
     carry ``scope`` (left empty when only one store contributed, so the block is unchanged).
     """
     from .memory import DEFAULT_MAX_ITEMS
 
     max_items = max_items or DEFAULT_MAX_ITEMS
     mine, theirs = split_exclude(exclude)
+    my_pointers, their_pointers = split_exclude(pointed)
     if primary_scope == "global":
-        mine = theirs
-    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items)
+        mine, my_pointers = theirs, their_pointers
+    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items,
+                               pointed=my_pointers)
     other = global_memory(primary) if primary_scope == "project" else None
     if other is None:
         if primary_scope == "global":
@@ -112,7 +117,8 @@ def select_scoped(
         add_successors(primary, retrieval)
         return retrieval
     try:
-        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items)
+        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items,
+                             pointed=their_pointers)
         add_successors(other, extra)
     except Exception as exc:  # the global store must never break the project's retrieval
         from .faillog import log_failure
@@ -141,6 +147,11 @@ def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> 
     project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
     project.facts = facts
     project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
+    from .fusion import item_cost
+    from .pointers import merge_pointers
+
+    used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)
+    project.pointers = merge_pointers(project.hits, project.pointers + other.pointers, budget, used)
     return project
 
 

@@ -32,6 +32,7 @@ class Injection:
     contents: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     fts_matched: bool | None = None  # the word/trigram index returned something before floors; None: fts did not run
+    pointer_ids: list[int] = field(default_factory=list)  # entries given as one-line pointers (crib_plugin.pointers)
 
     @property
     def injected(self) -> bool:
@@ -81,4 +82,5 @@ def inject(memory: Any, prompt: str, store: str, *, channels: Sequence[str] | No
         result.contents.append(hit.entry.content)
     for fact in retrieval.facts:
         result.facts.append(f"{fact.subject} → {fact.predicate} → {fact.object}")
+    result.pointer_ids = [h.entry.id for h in retrieval.pointers]
     return result
