@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .records import Hit, Retrieval
+from .specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from .contracts import MemoryLike as Memory
@@ -43,11 +44,14 @@ MAX_POINTERS = 5
 """At most this many pointers in one block (a handful: each is a chance of a distraction)."""
 MAYBE_RELATIVE = 0.2
 """A candidate's fused score must be at least this share of the reference's to be pointed to."""
+MAYBE_MARGIN = CROWD_MARGIN
+"""How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
+when no entry is shown: the margin that makes a cosine distinctive at the gate."""
 SNIPPET_CHARS = 100
 """The first characters of a memory a pointer shows (cut back to a word boundary)."""
 POINTER_OVERHEAD = 48
 """Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] …``)."""
-HEADING_CHARS = 160
+HEADING_CHARS = 80
 """Characters of the pointer tier's heading, counted once against the budget."""
 POOL_DEPTH = 20
 """How deep in the fused ranking pointers are looked for."""
@@ -75,7 +79,6 @@ def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
     from .channels.vectors import crowd_level
     from .errors import CribError
-    from .specific import CROWD_MARGIN
 
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
@@ -86,7 +89,7 @@ def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
         floor = memory.vector_floor()
     except CribError:
         return None
-    if top.score < floor or crowd is None or top.score - crowd < CROWD_MARGIN:
+    if top.score < floor or crowd is None or top.score - crowd < MAYBE_MARGIN:
         return None
     retrieval.notes.append((0, f"pointers: the vector's top (entry {top.entry_id}, {top.score:.3f}) is above the floor "
                                f"{floor:.2f} and {top.score - crowd:.2f} above the crowd (maybe gate)"))
@@ -101,7 +104,7 @@ def choose_pointers(
     skip: Iterable[int] = (),
     budget: int,
     used: int,
-    limit: int = MAX_POINTERS,
+    limit: int | None = None,
 ) -> None:
     """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
 
@@ -109,6 +112,7 @@ def choose_pointers(
     characters the block's entries and facts already take of ``budget``.
     """
     retrieval.pointers = []
+    limit = MAX_POINTERS if limit is None else limit
     if limit <= 0 or not pool:
         return
     shown = {h.entry.id for h in retrieval.hits}
@@ -120,7 +124,7 @@ def choose_pointers(
         if opened is None:
             return
         reference = scores.get(opened, pool[0].score)
-    bar = MAYBE_RELATIVE * reference
+    bar = MAYBE_RELATIVE * reference  # module globals read per call: bench/pointer_bar.py sweeps them
     skipped = set(skip)
     candidates = [h for h in pool[:POOL_DEPTH] if h.score >= bar and h.entry.id not in shown and h.entry.id not in skipped]
     room = budget - used - HEADING_CHARS
@@ -171,9 +175,10 @@ def _current(memory: "Memory", retrieval: Retrieval, hits: list[Hit]) -> list[Hi
 
 
 
-def merge_pointers(hits: Sequence[Hit], pointers: Sequence[Hit], budget: int, used: int, limit: int = MAX_POINTERS) -> list[Hit]:
+def merge_pointers(hits: Sequence[Hit], pointers: Sequence[Hit], budget: int, used: int, limit: int | None = None) -> list[Hit]:
     """Two stores' pointers as one tier (their entries carry their scope): best first, none to an
     entry shown in full, within ``limit`` and what ``used`` leaves of ``budget``."""
+    limit = MAX_POINTERS if limit is None else limit
     shown = {(h.entry.scope, h.entry.id) for h in hits}
     room = budget - used - HEADING_CHARS
     out: list[Hit] = []
