@@ -71,7 +71,7 @@ def render_within(memory: Any, retrieval: Any, template: str, cap: int | None) -
         block: str = memory.render(retrieval, template=template)
         if cap is None or len(block) <= cap:
             return block
-        if retrieval.pointers:
+        if getattr(retrieval, "pointers", None):
             retrieval.pointers.pop()
         elif retrieval.hits:
             retrieval.hits.pop()

@@ -29,7 +29,7 @@ by its newest successor instead; the snippet is redacted and tag-neutralised whe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .records import Hit, Retrieval
@@ -57,17 +57,19 @@ POOL_DEPTH = 20
 """How deep in the fused ranking pointers are looked for."""
 
 
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+def snippet(text: str, limit: int = SNIPPET_CHARS, finish: Callable[[str], str] = str) -> str:
     """``text`` on one line, cut to at most ``limit`` characters at a word boundary (``…`` when cut).
 
-    A single word longer than ``limit`` is cut inside it rather than dropped."""
+    A single word longer than ``limit`` is cut inside it rather than dropped. ``finish`` is applied
+    to the cut text before the ``…`` (the renderer neutralises memory tags there, so a tag cut in
+    half at the very end is caught as such)."""
     flat = " ".join(text.split())
     if len(flat) <= limit:
-        return flat
+        return finish(flat)
     cut = flat[: limit + 1]
     space = cut.rfind(" ")
     head = cut[:space] if space > 0 else flat[:limit]
-    return head.rstrip(" ,;:.-") + "…"
+    return finish(head.rstrip(" ,;:.-")) + "…"
 
 
 def pointer_cost(text: str) -> int:

@@ -130,8 +130,8 @@ def _entry_view(entry: Entry) -> View:
 
 
 def _pointer_view(entry: Entry) -> View:
-    """A pointer's one line: the redacted content cut at a word boundary, then neutralised (a cut
-    can leave the start of a tag at the end, which neutralising catches)."""
+    """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
+    its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
     from .pointers import snippet
     from .redact import redact_for_render as safe
     from .scrub import neutralise_tags
@@ -139,7 +139,7 @@ def _pointer_view(entry: Entry) -> View:
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "snippet": neutralise_tags(snippet(safe(entry.content))),
+        "snippet": snippet(safe(entry.content), finish=neutralise_tags),
         "created_at": entry.created_at,
         "scope": entry.scope,
     })

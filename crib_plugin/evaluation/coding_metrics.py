@@ -35,7 +35,7 @@ class Outcome:
     @property
     def silent(self) -> bool:
         """Nothing at all in the block: no entry, no pointer, no fact."""
-        return self.block_chars == 0
+        return not self.injected and not self.pointers and self.block_chars == 0
 
     @property
     def tokens(self) -> float:
