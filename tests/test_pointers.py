@@ -316,3 +316,14 @@ def test_a_capped_block_drops_its_pointers_before_any_entry() -> None:
     selected = Selected()
     assert len(render_within(Rendering(), selected, "t", 205)) == 200
     assert selected.hits == ["best", "worst"] and selected.pointers == []
+
+
+def test_the_retrieval_log_records_the_pointers(billing: Any, tmp_path: Any) -> None:
+    import json
+
+    from crib_plugin.retrieval_log import log_retrieval
+
+    retrieval = billing.select(billing.recall("how are invoices rendered as PDF in the billing service?"))
+    assert log_retrieval(tmp_path / "log.jsonl", retrieval, "block")
+    record = json.loads((tmp_path / "log.jsonl").read_text())
+    assert [p["id"] for p in record["pointers"]] == [h.entry.id for h in retrieval.pointers] != []
