@@ -38,16 +38,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from crib_plugin.channels.facts import FactsChannel
-from crib_plugin.channels.fulltext import FullTextChannel
-from crib_plugin.evaluation import locomo
-from crib_plugin.evaluation.metrics import KS, Scores
-from crib_plugin.facts import MAX_NAME_CHARS, record_facts
-from crib_plugin.fusion import fuse
+from crib_eval import locomo
+from crib_eval.metrics import KS, Scores
+from crib_plugin.core.records import ChannelResult, Triple
 from crib_plugin.models.rules import RuleExtractor
-from crib_plugin.query import prepare
-from crib_plugin.records import ChannelResult, Triple
+from crib_plugin.read.channels.facts import FactsChannel
+from crib_plugin.read.channels.fulltext import FullTextChannel
+from crib_plugin.read.fusion import fuse
+from crib_plugin.read.query import prepare
 from crib_plugin.store import open_store
+from crib_plugin.store.facts import MAX_NAME_CHARS, record_facts
 
 CANDIDATES = 50
 
@@ -231,7 +231,7 @@ def run_locomo(data: Path | None, n_conv: int | None, n_questions: int | None, v
             for conv in conversations:
                 memory = None
                 if vectors and source == "observation":
-                    from crib_plugin.config import Settings
+                    from crib_plugin.core.config import Settings
                     from crib_plugin.memory import Memory
 
                     db = Path(tmp) / f"{conv.sample_id}-v.db"
@@ -251,7 +251,7 @@ def run_locomo(data: Path | None, n_conv: int | None, n_questions: int | None, v
                         f"fts + facts ({source})": [fts, fct],
                     }
                     if memory is not None:
-                        from crib_plugin.recall import run_channel
+                        from crib_plugin.read.recall import run_channel
 
                         vec = run_channel(memory, "vector", query, CANDIDATES)
                         runs["fts + vector (facts off)"] = [fts, vec]

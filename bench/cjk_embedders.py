@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--embedder", action="append", default=[])
     args = parser.parse_args()
     from crib_plugin import Memory
-    from crib_plugin.config import Settings
+    from crib_plugin.core.config import Settings
 
     keys = list(STORE)
     for name in args.embedder or ["minilm"]:

@@ -30,9 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crib_plugin.evaluation import coding, locomo
-from crib_plugin.evaluation.noanswer import NOANSWER_FILE
-from crib_plugin.plugins import registry
+from crib_eval import coding, locomo
+from crib_eval.noanswer import NOANSWER_FILE
+from crib_plugin.plugins.manager import registry
 
 QUANTILES = (5, 10, 25, 50, 75, 90, 95)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 FIRST_QUERY = (
-    "import time; t=time.perf_counter(); from crib_plugin.plugins import registry; "
+    "import time; t=time.perf_counter(); from crib_plugin.plugins.manager import registry; "
     "e=registry().make('embedders', {name!r}); e.embed_query('why is CI red on the macOS runner?'); "
     "print(time.perf_counter()-t)"
 )
@@ -26,8 +26,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--runs", type=int, default=3, help="fresh processes for the first-query time")
     args = parser.parse_args()
-    from crib_plugin.evaluation import coding
-    from crib_plugin.plugins import registry
+    from crib_eval import coding
+    from crib_plugin.plugins.manager import registry
 
     texts = [m.content for m in coding.load().memories]
     embedder = registry().make("embedders", args.embedder)

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from crib_plugin.limits import MAX_ENTRY_CHARS
+from crib_plugin.core.limits import MAX_ENTRY_CHARS
 
 PROBE = "why did we choose sqlite for the storage layer and what about the deploy pipeline"
 WORDS = "sqlite storage layer deploy pipeline choose decision cache index vector budget hook".split()
@@ -96,7 +96,7 @@ def inputs() -> dict[str, bytes]:
 
 
 def crib() -> list[str]:
-    return [sys.executable, "-c", "from crib_plugin.cli.hotpath import main; main()"]
+    return [sys.executable, "-c", "from crib_plugin.hosts.cli.hotpath import main; main()"]
 
 
 def time_run(args: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bool, bool]:

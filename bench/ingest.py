@@ -173,7 +173,7 @@ def time_write_many(db: Path, count: int, *, extract: bool, batch: int = 256) ->
     """Batched ``Memory.write_many`` of ``count`` fresh entries (model loaded beforehand, not timed)."""
     from dataclasses import replace
 
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
     from crib_plugin.memory import Memory, NewEntry
 
     with Memory(db, settings=replace(load_settings(), db=db)) as memory:
@@ -206,7 +206,7 @@ def time_processes(db: Path, count: int) -> Row:
 
 
 def environment_line() -> str:
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     embedder = load_settings().embedder or "minilm"
     extractor = os.environ.get("CRIB_EXTRACTOR") or "auto"

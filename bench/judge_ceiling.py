@@ -25,10 +25,10 @@ from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from crib_eval import coding  # noqa: E402
 from crib_plugin import hookimpl  # noqa: E402
-from crib_plugin.evaluation import coding  # noqa: E402
 from crib_plugin.models.base import Candidate  # noqa: E402
-from crib_plugin.plugins import get_plugin_manager  # noqa: E402
+from crib_plugin.plugins.manager import get_plugin_manager  # noqa: E402
 
 
 class OracleJudge:
@@ -114,7 +114,7 @@ def _coding(args: argparse.Namespace, runs: list[tuple[int, float, float]], curr
 
 
 def _locomo(args: argparse.Namespace, runs: list[tuple[int, float, float]], current: dict[str, OracleJudge]) -> None:
-    from crib_plugin.evaluation import locomo
+    from crib_eval import locomo
 
     path = args.data or locomo.default_data_path()
     conversations = locomo.load(path)

@@ -76,7 +76,7 @@ PROMPTS = [
 
 
 def store_path(cache: Path, entries: int, cues: bool = False) -> Path:
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
     from crib_plugin.store.schema import latest_version
 
     embedder = load_settings().embedder or "minilm"
@@ -88,7 +88,7 @@ def build_store(db: Path, entries: int, *, batch: int = 256, cues: bool = False)
     ``cues``: each with a recall cue (its first twelve words)."""
     from dataclasses import replace
 
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
     from crib_plugin.memory import Memory, NewEntry
 
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         build_note = f"cached (built in {float(done.read_text() or 0):.0f}s)"
 
-    from crib_plugin.bytecode import compile_package, stale
+    from crib_plugin.hosts.bytecode import compile_package, stale
 
     stale_modules = len(stale())
     compile_package()  # as `crib init` does: a cold process must not compile crib's source each time

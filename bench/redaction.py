@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
 
-    from crib_plugin.redact import plugin_rules, redact, redact_for_render
+    from crib_plugin.text.redact import plugin_rules, redact, redact_for_render
 
     plugin_rules()  # fill the rule cache, as the first write does
     cases = {
@@ -80,7 +80,7 @@ def main() -> None:
         runs = args.runs if len(text) <= 10_000 else max(3, args.runs // 5)
         print(f"| {name} | {median_ms(redact, text, runs):.2f} | {median_ms(redact_for_render, text, runs):.2f} |")
     print()
-    print(f"import crib_plugin.redact: {import_ms('crib_plugin.redact'):.0f} ms; "
+    print(f"import crib_plugin.text.redact: {import_ms('crib_plugin.text.redact'):.0f} ms; "
           f"import detect_secrets.core.plugins.util: {import_ms('detect_secrets.core.plugins.util'):.0f} ms")
 
 

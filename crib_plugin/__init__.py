@@ -24,12 +24,12 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Memory": ("memory", "Memory"),
-    "Scrubber": ("scrub", "Scrubber"),
-    "Session": ("session", "Session"),
-    "ResponseStream": ("session", "ResponseStream"),
-    "get_plugin_manager": ("plugins", "get_plugin_manager"),
-    "hookimpl": ("hookspecs", "hookimpl"),  # pluggy is imported on first use, not by the hot path's fork
-    "hookspec": ("hookspecs", "hookspec"),
+    "Scrubber": ("text.scrub", "Scrubber"),
+    "Session": ("plugins.session", "Session"),
+    "ResponseStream": ("plugins.session", "ResponseStream"),
+    "get_plugin_manager": ("plugins.manager", "get_plugin_manager"),
+    "hookimpl": ("plugins.hookspecs", "hookimpl"),  # pluggy is imported on first use, not by the hot path's fork
+    "hookspec": ("plugins.hookspecs", "hookspec"),
 }
 
 

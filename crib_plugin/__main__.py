@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cli.hotpath import main
+from .hosts.cli.hotpath import main
 
 if __name__ == "__main__":
     main()

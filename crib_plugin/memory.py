@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-from .config import Settings, load_settings
-from .errors import CribError, InputError, ModelError
-from .plugins import get_plugin_manager, registry
-from .records import Entry, Hit, Retrieval, Triple
-from .render import CLASSIC, render_block
-from .selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
-from .timeutil import normalise_iso
-from .write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .core.config import Settings, load_settings
+from .core.errors import CribError, InputError, ModelError
+from .core.records import Entry, Hit, Retrieval, Triple
+from .core.timeutil import normalise_iso
+from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .output.render import CLASSIC, render_block
+from .plugins.manager import get_plugin_manager, registry
+from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
@@ -70,7 +70,7 @@ class Memory:
 
     def close(self) -> None:
         if self._embedder is not None:
-            from .prefetch import PrefetchedEmbedder
+            from .read.prefetch import PrefetchedEmbedder
 
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
@@ -108,7 +108,7 @@ class Memory:
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
-        from . import prefetch
+        from .read import prefetch
 
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
@@ -134,13 +134,13 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
-        from .prefetch import PrefetchedEmbedder
+        from .read.prefetch import PrefetchedEmbedder
 
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            from . import rerank  # noqa: F401 - imported now rather than after the vector arrives
-            from .relevance import term_weights
+            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
+            from .read.gate.relevance import term_weights
 
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
@@ -163,7 +163,7 @@ class Memory:
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
-        from .relevance import floor_below_gate, vector_gate
+        from .read.gate.relevance import floor_below_gate, vector_gate
 
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
@@ -240,7 +240,7 @@ class Memory:
         embedder failed) and its consolidated facts. An identical entry (same type, content and
         metadata) is not stored twice: its id is returned.
         """
-        from .write import parse_write
+        from .write.clean import parse_write
 
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
@@ -264,9 +264,9 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .limits import check_entry
-        from .write import clean_content, validate_type, with_clean_cue
-        from .writepath import write_prepared
+        from .core.limits import check_entry
+        from .write.clean import clean_content, validate_type, with_clean_cue
+        from .write.path import write_prepared
 
         prepared: list[NewEntry] = []
         for item in items:
@@ -302,7 +302,7 @@ class Memory:
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
         """Every channel's ranking fused into one list (floors applied, budget not yet)."""
-        from .recall import recall
+        from .read.recall import recall
 
         return recall(self, text, channels=channels)
 
@@ -343,7 +343,7 @@ class Memory:
                 pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
-            from .retrieval_log import log_retrieval
+            from .output.retrieval_log import log_retrieval
 
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
@@ -367,7 +367,7 @@ class Memory:
     def forget(self, entry_id: int) -> bool:
         """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
         False if it did not exist."""
-        from .manage import forget
+        from .write.manage import forget
 
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             return False
@@ -376,7 +376,7 @@ class Memory:
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
-        from .maintenance import reindex
+        from .write.maintenance import reindex
 
         return reindex(self, embedder, on_progress)
 
@@ -389,7 +389,7 @@ class Memory:
         self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
     ) -> list[WriteReport]:
         """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
-        from .maintenance import import_records
+        from .write.maintenance import import_records
 
         return import_records(self, records, on_progress)
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .errors import InputError
-from .repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
+from .core.errors import InputError
+from .core.repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
@@ -50,7 +50,7 @@ def _env(name: str, environ: Mapping[str, str] | None) -> str | None:
 
 def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_DB`` (environment or config file; unchanged meaning), else :func:`repo_store`."""
-    from .config import get_settings, load_settings
+    from .core.config import get_settings, load_settings
 
     settings = get_settings() if environ is None else load_settings(environ)
     if cwd is None or settings.source("db") != "default":
@@ -60,7 +60,7 @@ def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_GLOBAL_DB``, else ``crib.db`` in the user data directory (``platformdirs``)."""
-    from .config import global_db_override
+    from .core.config import global_db_override
 
     return global_db_override(environ) or user_data_dir(environ) / DB_NAME
 
@@ -104,7 +104,7 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
 def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
     stores are skipped. Newest first across scopes."""
-    from .manage import list_entries
+    from .write.manage import list_entries
 
     names = SCOPES if scope == "all" else (scope,)
     out: list[dict[str, Any]] = []

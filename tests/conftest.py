@@ -85,7 +85,7 @@ def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
     on the process-wide plugin manager and selected with ``CRIB_EMBEDDER=fake``; removed afterwards."""
     from fake_embedder import FakeEmbedder, FakeEmbedderPlugin
 
-    from crib_plugin.plugins import get_plugin_manager
+    from crib_plugin.plugins.manager import get_plugin_manager
 
     pm = get_plugin_manager()
     plugin = FakeEmbedderPlugin()
@@ -133,7 +133,7 @@ def run_crib_in_process(*args: str, input: str | None = None, env: dict[str, str
         return run_crib(*args, input=input, env=env, timeout=timeout)
     from click.testing import CliRunner
 
-    from crib_plugin.cli.hotpath import main
+    from crib_plugin.hosts.cli.hotpath import main
 
     code = 0
     with CliRunner().isolation(input=input, env=env) as streams:

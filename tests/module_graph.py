@@ -117,3 +117,44 @@ def long_functions(root: Path = PACKAGE) -> dict[str, int]:
                 if n > MAX_FUNCTION_LINES:
                     out[f"{name}.{node.name}"] = n
     return out
+
+
+#: The folders of ``crib_plugin`` along the data path, lowest first: a module may import its own
+#: layer and the layers below it, never one above (``test_layout.test_no_upward_import``).
+#: A layer is named by the module prefixes it holds; the longest matching prefix decides.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("crib_plugin.core",)),
+    ("text", ("crib_plugin.text",)),
+    ("store", ("crib_plugin.store",)),
+    ("models", ("crib_plugin.models",)),
+    ("plugins", ("crib_plugin.plugins",)),
+    ("write", ("crib_plugin.write",)),
+    ("read", ("crib_plugin.read",)),
+    ("output", ("crib_plugin.output",)),
+    ("facade", ("crib_plugin.memory", "crib_plugin.scopes")),
+    ("hosts", ("crib_plugin.hosts",)),
+    ("default_plugins", ("crib_plugin.plugins.default_plugins",)),
+    ("entry", ("crib_plugin", "crib_plugin.__main__")),
+)
+
+
+def layer_of(module: str, layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYERS) -> tuple[int, str] | None:
+    """(rank, name) of the layer holding ``module``: the one with the longest prefix that matches."""
+    best: tuple[int, int, str] | None = None
+    for rank, (name, prefixes) in enumerate(layers):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), rank, name)
+    return None if best is None else (best[1], best[2])
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYERS) -> set[tuple[str, str]]:
+    """Every (importer, imported) pair where the imported module's layer ranks above the importer's."""
+    out: set[tuple[str, str]] = set()
+    for module, targets in graph.items():
+        here = layer_of(module, layers)
+        for target in targets:
+            there = layer_of(target, layers)
+            if here is not None and there is not None and there[0] > here[0]:
+                out.add((module, target))
+    return out

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from crib_plugin import facts
-from crib_plugin.errors import StoreError
-from crib_plugin.records import Triple
+from crib_plugin.core.errors import StoreError
+from crib_plugin.core.records import Triple
+from crib_plugin.store import facts
 from crib_plugin.store.base import Store
 
 Opener = Callable[..., Store]

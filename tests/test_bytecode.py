@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.bytecode import compile_package, stale, status
+from crib_plugin.hosts.bytecode import compile_package, stale, status
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import apsw
 import pytest
 from conftest import assert_fts_ran
 
-from crib_plugin.query import cjk_grams, glued_words, gram_expression
+from crib_plugin.read.query import cjk_grams, glued_words, gram_expression
 from crib_plugin.store import cjk
 from crib_plugin.store.schema import MIGRATIONS
 from crib_plugin.store.sqlite import open_store
@@ -187,7 +187,7 @@ HOSTILE_CJK = ['"缓存', '缓存" OR "*', "缓存 NEAR(数据 库)", '数据:�
 def test_the_hostile_cjk_test_fails_when_fts5_errors(mem: tuple[Any, dict[str, int]], monkeypatch: pytest.MonkeyPatch) -> None:
     """Break the gram sanitiser on purpose (the raw prompt as the MATCH expression): the test
     above must then fail, because the channel reports that FTS5 raised."""
-    from crib_plugin import query
+    from crib_plugin.read import query
 
     monkeypatch.setattr(query, "gram_expression", lambda grams, words: " ".join(grams) + ' "' if grams else "")
     with pytest.raises(AssertionError, match="the fts channel failed"):

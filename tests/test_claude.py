@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from crib_plugin import claude
-from crib_plugin.claude import (
+from crib_plugin.core.errors import ConfigError
+from crib_plugin.hosts import claude
+from crib_plugin.hosts.claude import (
     CLAUDE_CONTEXT_CAP,
     MEMORY_AVAILABLE,
     HookInput,
@@ -33,7 +34,6 @@ from crib_plugin.claude import (
     resolve_db,
     sanitise_session_id,
 )
-from crib_plugin.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "bin" / "crib"
@@ -541,7 +541,8 @@ def test_render_within_cap_drops_lowest_ranked_hits_then_facts() -> None:
 
 
 def test_third_party_on_prompt_blocks_follow_cribs_own(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import Memory, hookimpl, plugins
+    from crib_plugin import Memory, hookimpl
+    from crib_plugin.plugins import manager as plugins
 
     class Rules:
         @hookimpl

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.evaluation import coding
-from crib_plugin.evaluation.coding import (
+from crib_eval import coding
+from crib_eval.coding import (
     CodingDataError,
     CodingMemory,
     CodingPrompt,
@@ -212,7 +212,7 @@ def test_end_to_end_on_a_subset(subset: Path, tmp_path: Path) -> None:
 def test_cli_eval_set_coding(subset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli import _load_plugin_commands, cli
 
     _load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
 
@@ -267,7 +267,7 @@ def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path:
     """`crib eval --set coding --judge-model M`: every prompt's block is the judge's (here: nothing)."""
     from click.testing import CliRunner
 
-    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli import _load_plugin_commands, cli
     from crib_plugin.models.ollama.judge import JUDGE_SCHEMA
 
     _load_plugin_commands()
@@ -288,7 +288,7 @@ def test_the_session_context_figure_counts_what_session_start_reinjects(subset: 
     """Beside the issue's metrics: is a relevant memory in a Claude Code session's context at all —
     the prompt's block, or the standing memories (newest preferences, decisions, corrections) that
     SessionStart re-injects?"""
-    from crib_plugin.evaluation.noanswer_inject import open_memory
+    from crib_eval.noanswer_inject import open_memory
 
     report = coding.run(data_dir=subset, cache_dir=tmp_path / "cache")
     data = coding.load(subset)

@@ -16,7 +16,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from crib_plugin.errors import StoreBusy
+from crib_plugin.core.errors import StoreBusy
 from crib_plugin.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin import config
-from crib_plugin.config import ConfigError, Settings, describe, get_settings, load_settings, readme_table, specs
+from crib_plugin.core import config
+from crib_plugin.core.config import ConfigError, Settings, describe, get_settings, load_settings, readme_table, specs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +131,7 @@ def test_readme_table_matches_the_declarations() -> None:
 
 
 def test_describe_and_crib_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli import _load_plugin_commands, cli
 
     (tmp_path / ".crib.toml").write_text("budget = 6000\n", encoding="utf-8")
     monkeypatch.setenv("CRIB_RERANK", "mmr")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.errors import ModelError
+from crib_plugin.core.errors import ModelError
 from crib_plugin.models.ollama.cue_writer import CUE_SCHEMA, OllamaCueWriter, parse_cue
 
 try:

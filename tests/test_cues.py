@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.cues import CUE_DISCOUNT, MAX_CUE_CHARS, cue_space_key, evidence_text
-from crib_plugin.errors import InputError
-from crib_plugin.write import clean_cue, with_clean_cue
+from crib_plugin.core.cues import CUE_DISCOUNT, MAX_CUE_CHARS, cue_space_key, evidence_text
+from crib_plugin.core.errors import InputError
+from crib_plugin.write.clean import clean_cue, with_clean_cue
 
 UV = "The user's package manager for Python tools is uv: `uv add` for dependencies, `uvx ruff` for tools."
 UV_WHEN = "installing or adding a Python package or library to a project"
@@ -97,7 +97,7 @@ def test_a_prompt_like_the_content_still_scores_by_the_content(memory: Any) -> N
 
 
 def test_reindex_makes_no_cue_space_for_a_store_without_cues(memory: Any) -> None:
-    from crib_plugin.manage import stats
+    from crib_plugin.write.manage import stats
 
     memory.write(OTHERS[0][1], type="decision")
     memory.reindex()
@@ -117,7 +117,7 @@ def test_reindex_embeds_cues_that_lack_a_vector(memory: Any) -> None:
 
 
 def test_forget_removes_the_cue_vector_and_correct_keeps_the_cue(memory: Any) -> None:
-    from crib_plugin.manage import correct, forget
+    from crib_plugin.write.manage import correct, forget
 
     entry_id = _store(memory, cue=UV_WHEN)
     new_id = correct(memory, entry_id, "The user's package manager for Python tools is now pixi.")
@@ -129,7 +129,7 @@ def test_forget_removes_the_cue_vector_and_correct_keeps_the_cue(memory: Any) ->
 
 
 def test_cue_words_count_as_the_entry_s_words() -> None:
-    from crib_plugin.records import Entry
+    from crib_plugin.core.records import Entry
 
     entry = Entry(1, "decision", "Billing tests run against a real Postgres in testcontainers.", "2026-01-01T00:00:00Z",
                   {"when": "writing or fixing billing tests; adding a migration"})
@@ -148,7 +148,7 @@ def test_crib_write_when_and_its_errors(crib: Any, db: Path) -> None:
 
 
 def test_the_mcp_remember_tool_stores_the_cue(tmp_path: Path) -> None:
-    from crib_plugin.mcp_server import remember
+    from crib_plugin.hosts.mcp_server import remember
     from crib_plugin.scopes import open_scope
 
     result = remember(UV, type="preference", when=UV_WHEN)
@@ -157,7 +157,7 @@ def test_the_mcp_remember_tool_stores_the_cue(tmp_path: Path) -> None:
 
 
 def test_the_coding_set_ships_a_cue_for_every_memory_and_can_be_run_without() -> None:
-    from crib_plugin.evaluation.coding import load
+    from crib_eval.coding import load
 
     data = load()
     assert all(m.when for m in data.memories)
@@ -166,7 +166,7 @@ def test_the_coding_set_ships_a_cue_for_every_memory_and_can_be_run_without() ->
 
 
 def test_claude_is_told_about_the_cue_at_session_start_and_in_the_skill() -> None:
-    from crib_plugin.claude import MEMORY_AVAILABLE
+    from crib_plugin.hosts.claude import MEMORY_AVAILABLE
 
     assert "--when" in MEMORY_AVAILABLE and "come back" in MEMORY_AVAILABLE
     skill = (Path(__file__).resolve().parent.parent / "skills" / "crib-memory" / "SKILL.md").read_text(encoding="utf-8")
@@ -187,7 +187,7 @@ def test_export_and_import_carry_the_cue_and_its_vector(crib: Any, tmp_path: Pat
 
 
 def test_a_cue_set_after_the_fact_finds_the_memory_and_clearing_it_stops_that(memory: Any) -> None:
-    from crib_plugin.manage import audit_log, set_cue
+    from crib_plugin.write.manage import audit_log, set_cue
 
     entry_id = _store(memory, cue=None)
     before = memory.entry(entry_id)

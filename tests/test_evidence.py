@@ -51,7 +51,7 @@ def test_explain_shows_each_entry_evidence_and_the_cut(crib) -> None:
 
 
 def test_prompt_kind() -> None:
-    from crib_plugin.evidence import prompt_kind
+    from crib_plugin.read.gate.evidence import prompt_kind
 
     assert prompt_kind("set up the background job for invoice emails") == "task"
     assert prompt_kind("why is CI red on the macOS runner?") == "question"
@@ -136,8 +136,8 @@ def test_a_prompt_asking_by_time_alone_is_answered_from_its_window(memory, monke
 
 
 def test_asks_by_time_alone() -> None:
-    from crib_plugin.query import prepare
-    from crib_plugin.relevance import asks_by_time_alone
+    from crib_plugin.read.gate.relevance import asks_by_time_alone
+    from crib_plugin.read.query import prepare
 
     assert asks_by_time_alone(prepare("what did we decide yesterday?"))
     assert asks_by_time_alone(prepare("What happened last week?"))
@@ -154,9 +154,9 @@ def test_a_window_holding_most_of_the_store_opens_nothing(memory, monkeypatch) -
 
 
 def test_crib_now_fixes_time_expressions(monkeypatch) -> None:
-    from crib_plugin.errors import ConfigError
-    from crib_plugin.temporal import parse_time_range
-    from crib_plugin.timeutil import now_iso
+    from crib_plugin.core.errors import ConfigError
+    from crib_plugin.core.timeutil import now_iso
+    from crib_plugin.read.temporal import parse_time_range
 
     monkeypatch.setenv("CRIB_NOW", "2026-03-10T12:00:00Z")
     assert parse_time_range("last month") == ("2026-02-01T00:00:00Z", "2026-03-01T00:00:00Z")
@@ -175,12 +175,12 @@ def test_correction_supersedes_the_entry_it_corrects(memory) -> None:
 
 
 def test_a_superseded_entry_is_never_shown_alone(memory) -> None:
-    from crib_plugin.records import Hit, Query, Retrieval
+    from crib_plugin.core.records import Hit, Query, Retrieval
 
     old = memory.write("type=decision The MSRV of the parser crate is Rust 1.74.", created_at="2026-01-05T10:00:00Z")
     new = memory.write("type=correction The MSRV of the parser crate is now Rust 1.80, not 1.74.", created_at="2026-03-01T10:00:00Z")
     retrieval = Retrieval(query=Query(text="msrv"), hits=[Hit(memory.entry(old), 1.0)])
-    from crib_plugin.supersede import attach_successors
+    from crib_plugin.write.supersede import attach_successors
 
     attach_successors(memory, retrieval)
     assert [h.entry.id for h in retrieval.hits] == [old, new]

@@ -14,8 +14,10 @@ from typing import Any, Iterator, Sequence
 import pytest
 from fake_embedder import FakeEmbedder
 
-from crib_plugin import facts as F
-from crib_plugin.facts import (
+from crib_plugin.core.records import Triple
+from crib_plugin.store import facts as F
+from crib_plugin.store import open_store
+from crib_plugin.store.facts import (
     clean_name,
     current_facts,
     entity_key,
@@ -27,9 +29,7 @@ from crib_plugin.facts import (
     record_facts,
     single_valued,
 )
-from crib_plugin.facts import consolidate as facts_consolidate
-from crib_plugin.records import Triple
-from crib_plugin.store import open_store
+from crib_plugin.store.facts import consolidate as facts_consolidate
 
 T1 = "2026-01-05T09:00:00Z"
 T2 = "2026-02-10T09:00:00Z"
@@ -325,7 +325,7 @@ def test_correction_entry_through_memory(mem: Any) -> None:
 
 
 def channel_search(mem: Any, prompt: str, limit: int = 50) -> Any:
-    from crib_plugin.query import prepare
+    from crib_plugin.read.query import prepare
 
     return mem.registry.channels["facts"].search(mem, prepare(prompt), limit)
 

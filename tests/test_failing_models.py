@@ -77,7 +77,7 @@ def test_slow_extractor_is_queued_and_reindex_drains_both_queues(ollama_store: A
         assert memory.entry(entry_id) is not None
         assert queue(memory) == {"embedding:ollama": 1, "extraction": 1}
         assert memory.store.pending(EXTRACT_QUEUE) == [entry_id]
-    from crib_plugin.doctor import run_doctor
+    from crib_plugin.hosts.doctor import run_doctor
 
     assert run_doctor()["database"]["queue"] == {"embedding:ollama": 1, "extraction": 1}
     ollama_store.reset()  # the model is back

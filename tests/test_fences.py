@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from crib_plugin.records import Entry, Fact
-from crib_plugin.render import CONTEXT, render_block
-from crib_plugin.scrub import Scrubber, scrub_text, strip_memory_blocks
+from crib_plugin.core.records import Entry, Fact
+from crib_plugin.output.render import CONTEXT, render_block
+from crib_plugin.text.scrub import Scrubber, scrub_text, strip_memory_blocks
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crib_plugin import query as query_mod
-from crib_plugin.channels.fulltext import boosted
-from crib_plugin.query import (
+from crib_plugin.read import query as query_mod
+from crib_plugin.read.channels.fulltext import boosted
+from crib_plugin.read.query import (
     boost_expression,
     cjk_grams,
     cjk_terms,

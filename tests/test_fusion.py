@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from crib_plugin.fusion import RRF_K, fit_budget, fuse, item_cost
-from crib_plugin.records import ChannelHit, ChannelResult
+from crib_plugin.core.records import ChannelHit, ChannelResult
+from crib_plugin.read.fusion import RRF_K, fit_budget, fuse, item_cost
 
 
 def result(channel: str, *hits: tuple[int, float], ran: bool = True, floor: set[int] = frozenset()) -> ChannelResult:

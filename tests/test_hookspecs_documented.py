@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import pytest
 
-from crib_plugin import hookspecs
-from crib_plugin.plugins import new_plugin_manager
+from crib_plugin.plugins import hookspecs
+from crib_plugin.plugins.manager import new_plugin_manager
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 SPEC_ATTR = "crib_spec"  # pluggy: f"{project_name}_spec"

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.cli import cli
-from crib_plugin.errors import CribError
-from crib_plugin.limits import MAX_ENTRY_CHARS
+from crib_plugin.core.errors import CribError
+from crib_plugin.core.limits import MAX_ENTRY_CHARS
+from crib_plugin.hosts.cli import cli
 
 BAD_UTF8 = b"caf\xe9 \xff\xfe \xc3\x28 ok"
 MILLION = 1_000_000
@@ -390,7 +390,7 @@ def test_out_of_range_created_at_names_the_value(store: Path) -> None:
 
 
 def test_prompt_is_bounded_head_and_tail() -> None:
-    from crib_plugin.limits import MAX_PROMPT_CHARS, bound_prompt
+    from crib_plugin.core.limits import MAX_PROMPT_CHARS, bound_prompt
 
     text = "head " + "m" * 100_000 + " tail"
     bounded = bound_prompt(text)
@@ -400,7 +400,7 @@ def test_prompt_is_bounded_head_and_tail() -> None:
 
 def test_identifier_regex_is_linear() -> None:
     """A 21,000-character alphanumeric run: the unanchored regex took ~40 s (quadratic), this one ms."""
-    from crib_plugin.query import terms
+    from crib_plugin.read.query import terms
 
     started = time.process_time()
     terms("aZ9" * 7_000)
@@ -486,7 +486,7 @@ def test_hook_deadline_kills_work_that_holds_the_gil(tmp_path: Path) -> None:
     thread; the forked child is killed at the deadline and nothing is printed."""
     code = (
         "import re, sys\n"
-        "import crib_plugin.claude as c\n"
+        "import crib_plugin.hosts.claude as c\n"
         "def stuck(hook, db):\n"
         "    re.match(r'(a+)+$', 'a' * 40 + 'b')\n"
         "c.HANDLERS['user-prompt-submit'] = stuck\n"

@@ -19,10 +19,8 @@ PACKAGE = module_graph.PACKAGE
 #: ``type_registry`` took what pointed upward; the last pair went with the store's split.
 KNOWN_CYCLE_MEMBERS: frozenset[str] = frozenset()
 
-#: What ``store/`` may import from outside itself: the layer-0 leaves (and the CJK text leaf).
-STORE_MAY_IMPORT = frozenset(f"crib_plugin.{name}" for name in (
-    "errors", "records", "entry_types", "timeutil", "isotime", "config", "limits", "text", "text_cjk",
-))
+#: What ``store/`` may import from outside itself: the ground (``core/``) and pure text (``text/``).
+STORE_MAY_IMPORT_PREFIXES = ("crib_plugin.core", "crib_plugin.text")
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -35,9 +33,9 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 def test_the_graph_sees_imports_inside_functions_and_under_type_checking() -> None:
     graph = import_graph()
-    assert "crib_plugin.contracts" in graph["crib_plugin.hookspecs"]  # TYPE_CHECKING only
-    assert "crib_plugin.recall" in graph["crib_plugin.memory"]  # inside a method
-    assert "crib_plugin.config" in graph["crib_plugin.models.weights"]  # relative, two levels up
+    assert "crib_plugin.plugins.contracts" in graph["crib_plugin.plugins.hookspecs"]  # TYPE_CHECKING only
+    assert "crib_plugin.read.recall" in graph["crib_plugin.memory"]  # inside a method
+    assert "crib_plugin.core.config" in graph["crib_plugin.models.weights"]  # relative, two levels up
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
@@ -51,11 +49,11 @@ def test_the_two_small_cycles_are_gone() -> None:
     """cli ↔ hotpath ↔ claude (read_stdin/log_failure) and facts → query → temporal → facts
     (stop words, stemmer): both broken by leaf modules, so neither path remains."""
     graph = import_graph()
-    entry = {"crib_plugin.cli", "crib_plugin.cli.app", "crib_plugin.cli.hotpath", "crib_plugin.hotpath"}
-    assert not entry & (graph["crib_plugin.claude"] | graph["crib_plugin.claude.runner"])
-    assert "crib_plugin.query" not in graph["crib_plugin.facts"]
-    assert graph["crib_plugin.cli.io"] <= {"crib_plugin.config", "crib_plugin.errors", "crib_plugin.faillog", "crib_plugin.limits"}
-    assert graph["crib_plugin.faillog"] <= {"crib_plugin.config", "crib_plugin.timeutil"}
+    entry = {"crib_plugin.hosts.cli", "crib_plugin.hosts.cli.app", "crib_plugin.hosts.cli.hotpath"}
+    assert not entry & (graph["crib_plugin.hosts.claude"] | graph["crib_plugin.hosts.claude.runner"])
+    assert "crib_plugin.read.query" not in graph["crib_plugin.store.facts"]
+    assert graph["crib_plugin.hosts.cli.io"] <= {"crib_plugin.core.config", "crib_plugin.core.errors", "crib_plugin.core.faillog", "crib_plugin.core.limits"}
+    assert graph["crib_plugin.core.faillog"] <= {"crib_plugin.core.config", "crib_plugin.core.timeutil"}
     assert graph["crib_plugin.text"] == set()  # a leaf
 
 
@@ -63,11 +61,11 @@ def test_lower_layers_do_not_import_the_cli() -> None:
     """The hook handlers, the scoped reads and the management functions sit below the entry points:
     none of them imports ``crib_plugin.cli`` (or the ``hotpath`` shim), so no entry-point cycle can form."""
     graph = import_graph()
-    lower = [m for m in graph if m.startswith("crib_plugin.claude") or m in {
-        "crib_plugin.scoped", "crib_plugin.scopes", "crib_plugin.manage", "crib_plugin.display",
-        "crib_plugin.mcp_server", "crib_plugin.builtin_hooks", "crib_plugin.faillog"}]
+    lower = [m for m in graph if m.startswith("crib_plugin.hosts.claude") or m in {
+        "crib_plugin.hosts.scoped", "crib_plugin.scopes", "crib_plugin.write.manage", "crib_plugin.hosts.display",
+        "crib_plugin.hosts.mcp_server", "crib_plugin.plugins.default_plugins.hooks", "crib_plugin.core.faillog"}]
     for module in lower:
-        bad = {t for t in graph[module] if t == "crib_plugin.hotpath" or t == "crib_plugin.cli" or t.startswith("crib_plugin.cli.")}
+        bad = {t for t in graph[module] if t == "crib_plugin.hosts.cli.hotpath" or t == "crib_plugin.hosts.cli" or t.startswith("crib_plugin.hosts.cli.")}
         assert not bad, f"{module} imports {sorted(bad)}"
 
 
@@ -76,22 +74,21 @@ def test_nothing_below_the_facade_imports_memory() -> None:
     scoped, the entry points, evaluation) import ``crib_plugin.memory``; the rest type against
     ``contracts.MemoryLike``."""
     graph = import_graph()
-    above = ("scopes", "scoped", "cli", "claude", "hotpath", "display", "mcp_server", "calibrate", "doctor",
-             "evaluation", "importers", "__main__")
+    above = ("scopes", "hosts.", "__main__")
     importers = {m for m, targets in graph.items() if "crib_plugin.memory" in targets}
     below = {m for m in importers if not m.removeprefix("crib_plugin.").startswith(above)}
     assert below == set(), f"below the facade but importing memory: {sorted(below)}"
-    assert "crib_plugin.memory" not in graph["crib_plugin.contracts"]
+    assert "crib_plugin.memory" not in graph["crib_plugin.plugins.contracts"]
 
 
 def test_the_base_layers_import_nothing_above_them() -> None:
     """config does not import scopes (the default store path comes from the ``repo`` leaf), the entry
     type table does not import the plugin manager, and ``store/`` imports only layer-0 leaves."""
     graph = import_graph()
-    assert "crib_plugin.scopes" not in graph["crib_plugin.config"]
-    assert "crib_plugin.timeutil" not in graph["crib_plugin.config"]
-    assert graph["crib_plugin.entry_types"] <= {"crib_plugin.errors"}
+    assert "crib_plugin.scopes" not in graph["crib_plugin.core.config"]
+    assert "crib_plugin.core.timeutil" not in graph["crib_plugin.core.config"]
+    assert graph["crib_plugin.core.entry_types"] <= {"crib_plugin.core.errors"}
     for module, targets in graph.items():
         if module.startswith("crib_plugin.store"):
-            outside = {t for t in targets if not t.startswith("crib_plugin.store")}
-            assert outside <= STORE_MAY_IMPORT, f"{module} imports {sorted(outside - STORE_MAY_IMPORT)}"
+            outside = {t for t in targets if not t.startswith(("crib_plugin.store", *STORE_MAY_IMPORT_PREFIXES))}
+            assert not outside, f"{module} imports {sorted(outside)}"

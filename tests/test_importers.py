@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.cli import cli
-from crib_plugin.errors import InputError
-from crib_plugin.importers import detect_format, markdown_records, read_records, split_markdown
+from crib_plugin.core.errors import InputError
+from crib_plugin.hosts.cli import cli
+from crib_plugin.write.importers import detect_format, markdown_records, read_records, split_markdown
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -84,7 +84,7 @@ def test_notes_folder_with_front_matter() -> None:
     assert 'main(queue="local")' in run and "from worker import main" in run
     standup = {r["content"]: r["type"] for r in records if r["metadata"]["source_path"].endswith("standup.md")}
     assert standup["Standup notes > Corrections: Correction: the staging URL is staging.acme.dev, not stage.acme.dev."] == "correction"
-    from crib_plugin.records import ENTRY_TYPES
+    from crib_plugin.core.records import ENTRY_TYPES
 
     expected = "preference" if "preference" in ENTRY_TYPES else "note"
     assert standup["Standup notes > Preferences: I prefer short pull requests, under 400 changed lines."] == expected

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.errors import ModelError
+from crib_plugin.core.errors import ModelError
 from crib_plugin.models.base import Candidate
 from crib_plugin.models.ollama.judge import JUDGE_SCHEMA, OllamaJudge, parse_picks
 
@@ -52,7 +52,7 @@ def _asked(fake: FakeOllama) -> list[Any]:
 
 
 def _reload_settings(memory: Any) -> None:
-    from crib_plugin.config import get_settings
+    from crib_plugin.core.config import get_settings
 
     memory.settings = get_settings()
 
@@ -125,7 +125,7 @@ def test_the_judge_gives_up_in_time_for_the_hook_s_own_deadline(judged: FakeOlla
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Inside a hook, the judge waits only as long as the hook's deadline allows, so the offline
     block is still printed (the hook itself would be killed, printing nothing)."""
-    from crib_plugin import deadline
+    from crib_plugin.core import deadline
 
     judged.slow(3, path="/api/chat")
     monkeypatch.setattr(deadline, "_hard_deadline", time.monotonic() + 0.6)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin import manage
-from crib_plugin.cli import cli
+from crib_plugin.hosts.cli import cli
+from crib_plugin.write import manage
 
 SECRET_WORD = "zorblaxian"
 
@@ -44,7 +44,7 @@ def stocked(memory: Any) -> dict[str, int]:
     table = store.ensure_vector_space("fake:tiny:4", 4)
     import numpy as np
 
-    from crib_plugin.channels.vectors import to_blob
+    from crib_plugin.read.channels.vectors import to_blob
 
     for entry_id in (keep, gone, other):
         store.put_vector(table, entry_id, to_blob(np.ones(4, dtype=np.float32) / 2))
@@ -57,6 +57,10 @@ def test_forget_leaves_no_trace_in_any_table_but_the_audit_log(memory: Any, stoc
     gone = stocked["gone"]
     relations = [int(r[0]) for r in table_rows(store, "SELECT relation_id FROM relation_sources WHERE entry_id = ?", (gone,))]
     assert relations, "the entry should have stated a fact"
+    sources_before = {
+        relation_id: {int(r[0]) for r in table_rows(store, "SELECT entry_id FROM relation_sources WHERE relation_id = ?", (relation_id,))}
+        for relation_id in relations
+    }
     assert SECRET_WORD in vocab_terms(store, "entries_fts")
     assert table_rows(store, "SELECT rowid FROM entries_cjk WHERE entries_cjk MATCH '缓存'")
 
@@ -85,7 +89,11 @@ def test_forget_leaves_no_trace_in_any_table_but_the_audit_log(memory: Any, stoc
     # facts channel: sources, and the relations/entities only this entry supported
     assert not table_rows(store, "SELECT 1 FROM relation_sources WHERE entry_id = ?", (gone,))
     for relation_id in relations:
-        assert not table_rows(store, "SELECT 1 FROM relation_sources WHERE relation_id = ?", (relation_id,)) or True
+        # a relation keeps exactly its other entries' sources; one only this entry supported is gone
+        left = {int(r[0]) for r in table_rows(store, "SELECT entry_id FROM relation_sources WHERE relation_id = ?", (relation_id,))}
+        assert left == sources_before[relation_id] - {gone}
+        if not left:
+            assert not table_rows(store, "SELECT 1 FROM relations WHERE id = ?", (relation_id,))
         assert not table_rows(
             store, "SELECT 1 FROM relations r WHERE id = ? AND NOT EXISTS (SELECT 1 FROM relation_sources s WHERE s.relation_id = r.id)", (relation_id,))
     assert not table_rows(store, f"SELECT 1 FROM entities WHERE name LIKE '%{SECRET_WORD}%'")

@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = {"remember", "recall", "search", "list_memories", "correct", "cue", "forget"}
+TOOLS = {"remember", "recall", "search", "show", "manifest", "grep", "list_memories", "correct", "cue", "forget"}
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -73,7 +73,7 @@ def test_tools_are_listed_with_descriptions_for_a_model_and_their_annotations(tm
 
     tools = run(scenario())
     assert set(tools) == TOOLS
-    for name in ("recall", "search", "list_memories"):
+    for name in ("recall", "search", "show", "manifest", "grep", "list_memories"):
         assert tools[name].annotations.read_only_hint is True, name
     assert tools["forget"].annotations.destructive_hint is True and tools["forget"].annotations.read_only_hint is False
     for name in ("remember", "correct"):
@@ -106,7 +106,7 @@ def test_store_recall_correct_and_forget_through_the_client(tmp_path: Path) -> N
             nothing = await call(client, "recall", query="zebra migration patterns in the Serengeti")
             assert "<memory-context" not in nothing
 
-            hits = await call(client, "search", query="cache service database")
+            hits = (await call(client, "search", query="cache service database"))["hits"]
             assert hits[0]["id"] == stored["id"] and hits[0]["scope"] == "project"
 
             fixed = await call(client, "correct", id=stored["id"], text="The cache service moved to Postgres in November: offline mode was dropped.")
@@ -129,7 +129,7 @@ def test_store_recall_correct_and_forget_through_the_client(tmp_path: Path) -> N
             assert any(e["id"] == stored["id"] for e in await call(client, "list_memories", scope="project"))  # a preview deletes nothing
             done = await call(client, "forget", query="SQLite Postgres cache service", confirm=True)
             assert done["forgotten"] == [stored["id"]]
-            assert await call(client, "search", query="cache service database", scope="project") == []
+            assert (await call(client, "search", query="cache service database", scope="project"))["hits"] == []
 
     run(scenario())
 
@@ -199,5 +199,5 @@ def test_the_per_prompt_commands_never_import_mcp(command: list[str], crib: Any,
         capture_output=True, text=True, env={**os.environ, "CRIB_HOOK_TIMEOUT": "60"}, timeout=120,
     )
     modules = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
-    assert "crib_plugin.claude" in modules or "crib_plugin.cli.hotpath" in modules
+    assert "crib_plugin.hosts.claude" in modules or "crib_plugin.hosts.cli.hotpath" in modules
     assert not [m for m in modules if m == "mcp" or m.startswith("mcp.")]

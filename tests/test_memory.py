@@ -7,7 +7,7 @@ import json
 import pytest
 
 from crib_plugin import Memory
-from crib_plugin.errors import InputError
+from crib_plugin.core.errors import InputError
 
 
 def test_write_strips_injected_memory_blocks(memory) -> None:
@@ -60,7 +60,7 @@ def test_unknown_channel_is_a_clean_error(crib) -> None:
 def test_ollama_embedder_against_loopback_server(fake_ollama, db, monkeypatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     monkeypatch.setenv("CRIB_EMBEDDER", "ollama")
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     with Memory(db, settings=load_settings()) as mem:
         entry_id = mem.write("Chose SQLite for storage.")
@@ -78,7 +78,7 @@ def test_ollama_embedder_against_loopback_server(fake_ollama, db, monkeypatch) -
 def test_embedder_failure_queues_and_reindex_fills(fake_ollama, db, monkeypatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     monkeypatch.setenv("CRIB_EMBEDDER", "ollama")
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     with Memory(db, settings=load_settings()) as mem:
         first = mem.write("Vectors come from nomic-embed-text.")
@@ -103,7 +103,7 @@ def test_switching_embedders_is_explicit(db, fake_ollama, monkeypatch) -> None:
         assert mem.store.get_setting("embedder") == "minilm"
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     monkeypatch.setenv("CRIB_EMBEDDER", "ollama")
-    from crib_plugin.config import load_settings
+    from crib_plugin.core.config import load_settings
 
     with Memory(db, settings=load_settings()) as mem:
         mem.write("Another memory.")

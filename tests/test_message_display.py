@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crib_plugin.display import DisplayBatch, scrub_batch
+from crib_plugin.hosts.display import DisplayBatch, scrub_batch
 
 BLOCK_BATCHES = [
     "Here is what I found.\nSee <memo",

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crib_plugin.errors import ModelError, ModelUnavailable
+from crib_plugin.core.errors import ModelError, ModelUnavailable
 from crib_plugin.models import weights
 from crib_plugin.models.base import Embedder, embedder_key
 from crib_plugin.models.minilm import (

@@ -16,8 +16,8 @@ from typing import Iterator
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.evaluation import noanswer
-from crib_plugin.evaluation.noanswer import (
+from crib_eval import noanswer
+from crib_eval.noanswer import (
     CodingQuery,
     Injection,
     NoAnswerPrompt,
@@ -31,9 +31,9 @@ from crib_plugin.evaluation.noanswer import (
     run_coding_queries,
     run_noanswer,
 )
-from crib_plugin.query import has_cjk
-from crib_plugin.records import ENTRY_TYPES
-from crib_plugin.timeutil import normalise_iso
+from crib_plugin.core.records import ENTRY_TYPES
+from crib_plugin.core.timeutil import normalise_iso
+from crib_plugin.read.query import has_cjk
 
 # -- the data files ----------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ def test_cli_eval_noanswer_without_locomo(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(noanswer, "CODING_MEMORY_FILE", memory_file)
     monkeypatch.setattr(noanswer, "NOANSWER_FILE", prompts_file)
     monkeypatch.setattr(noanswer, "CODING_QUERIES_FILE", queries_file)
-    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli import _load_plugin_commands, cli
 
     _load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
 

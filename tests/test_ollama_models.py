@@ -13,7 +13,8 @@ import numpy as np
 import ollama  # noqa: F401 - imported up front so timing assertions do not include its import cost
 import pytest
 
-from crib_plugin.errors import ConfigError, ModelError, ModelUnavailable
+from crib_plugin.core.errors import ConfigError, ModelError, ModelUnavailable
+from crib_plugin.core.records import Triple
 from crib_plugin.models.base import Embedder, Extractor, Reranker, embedder_key
 from crib_plugin.models.ollama_models import (
     EXTRACTION_SCHEMA,
@@ -29,7 +30,6 @@ from crib_plugin.models.ollama_models import (
     probe_ollama,
     validate_facts,
 )
-from crib_plugin.records import Triple
 
 try:
     from fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama  # noqa: F401

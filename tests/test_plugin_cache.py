@@ -25,8 +25,9 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from crib_plugin import plugins, plugins_cache
-from crib_plugin.plugins import CribPluginManager, Registry, new_plugin_manager
+from crib_plugin.plugins import cache as plugins_cache
+from crib_plugin.plugins import manager as plugins
+from crib_plugin.plugins.manager import CribPluginManager, Registry, new_plugin_manager
 
 MODULES = ("crib_fakeplug", "crib_otherplug")
 
@@ -178,8 +179,8 @@ def test_a_hit_registers_the_same_plugin_without_scanning(fakeplug: Site, monkey
 def test_a_hit_in_a_fresh_process_never_imports_importlib_metadata(fakeplug: Site, tmp_path: Path) -> None:
     script = f"""
 import json, os, sys
-import crib_plugin.plugins as p
-import crib_plugin.plugins_cache as pc
+import crib_plugin.plugins.manager as p
+import crib_plugin.plugins.cache as pc
 sys.dont_write_bytecode = True
 sys.path[:] = {[str(p) for p in sys.path]!r}
 pc._RACY_WINDOW_NS = 0

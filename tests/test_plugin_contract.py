@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from crib_plugin import Memory, hookimpl
-from crib_plugin.channels.base import ranked
-from crib_plugin.plugins import get_plugin_manager
-from crib_plugin.records import ChannelResult, Entry, Query, Triple
+from crib_plugin.core.records import ChannelResult, Entry, Query, Triple
+from crib_plugin.plugins.manager import get_plugin_manager
+from crib_plugin.read.channels.base import ranked
 
 HOOKS = {"register_channels", "register_embedders", "register_extractors", "register_rerankers", "register_judges",
          "register_commands", "on_prompt", "on_store", "on_response"}
@@ -44,7 +44,7 @@ def global_plugin() -> Iterator[Callable[[Any, str], Any]]:
 
 
 def cli_app() -> Any:
-    from crib_plugin.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli import _load_plugin_commands, cli
 
     _load_plugin_commands()
     return cli
@@ -230,7 +230,7 @@ def test_register_commands_adds_a_plugin_command_and_the_built_ins_use_it_too(gl
     global_plugin(Plugin(), "commands")
     app = cli_app()
     assert CliRunner().invoke(app, ["hello-plugin"]).output == "hello from a plugin\n"
-    builtin = get_plugin_manager().get_plugin("crib_plugin.builtin_commands")
+    builtin = get_plugin_manager().get_plugin("crib_plugin.plugins.default_plugins.commands")
     assert builtin is not None and {"config", "plugins"} <= set(app.commands)
 
 
@@ -240,8 +240,8 @@ def test_crib_plugins_lists_name_version_and_hooks(global_plugin: Any) -> None:
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.output)}
     assert rows["tags"]["hooks"] == ["register_channels"]
-    assert rows["crib_plugin.builtin_hooks"]["hooks"] == ["on_prompt", "on_response", "on_store", "register_types"]
-    assert rows["crib_plugin.builtin_hooks"]["version"]
+    assert rows["crib_plugin.plugins.default_plugins.hooks"]["hooks"] == ["on_prompt", "on_response", "on_store", "register_types"]
+    assert rows["crib_plugin.plugins.default_plugins.hooks"]["version"]
     implemented = {h for r in rows.values() for h in r["hooks"]}
     assert HOOKS <= implemented  # the built-ins implement every hook
     text = CliRunner().invoke(cli_app(), ["plugins"]).output
@@ -272,7 +272,7 @@ def test_crib_write_goes_through_on_store(db: Path, global_plugin: Any) -> None:
 
 
 def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.hotpath import run_retrieve
 
     class Plugin:
         @hookimpl
@@ -290,7 +290,7 @@ def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, caps
 
 def test_crib_retrieve_reports_a_failure_of_cribs_on_prompt(db: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.hotpath import run_retrieve
 
     with Memory(db) as memory:
         memory.write("Chose SQLite for storage.")
@@ -317,7 +317,7 @@ def test_crib_scrub_goes_through_on_response(global_plugin: Any, monkeypatch: py
 
 
 def test_the_prompt_hook_goes_through_on_prompt(db: Path, global_plugin: Any) -> None:
-    from crib_plugin import claude
+    from crib_plugin.hosts import claude
 
     calls: list[str] = []
 
@@ -339,7 +339,7 @@ def test_the_prompt_hook_goes_through_on_prompt(db: Path, global_plugin: Any) ->
 
 
 def test_the_session_start_hook_asks_plugins_about_the_last_prompt(db: Path, global_plugin: Any, tmp_path: Path) -> None:
-    from crib_plugin import claude
+    from crib_plugin.hosts import claude
 
     class Plugin:
         @hookimpl
@@ -368,7 +368,7 @@ def test_hooks_are_all_covered_here() -> None:
 
 
 def test_fusion_weight_gate_role_and_embedding_need_are_asked_of_the_channel(db: Path, global_plugin: Any) -> None:
-    from crib_plugin.relevance import _gate_role
+    from crib_plugin.read.gate.relevance import _gate_role
 
     class Declared(TagChannel):
         name = "declared"
@@ -400,8 +400,8 @@ def test_fusion_weight_gate_role_and_embedding_need_are_asked_of_the_channel(db:
 def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_may_replace_them(global_plugin: Any) -> None:
     import click
 
-    from crib_plugin import cli as cli_module
-    from crib_plugin.cli import registered  # noqa: F401 - cli_module.registered below
+    from crib_plugin.hosts import cli as cli_module
+    from crib_plugin.hosts.cli import registered  # noqa: F401 - cli_module.registered below
 
     for command in cli_module.REGISTERED_COMMANDS:
         cli_module.cli.commands.pop(command.name or "", None)

@@ -23,7 +23,7 @@ import pytest
 from fake_embedder import FakeEmbedder
 
 from crib_plugin import Memory, ResponseStream, Session, hookimpl
-from crib_plugin.plugins import Registry, new_plugin_manager
+from crib_plugin.plugins.manager import Registry, new_plugin_manager
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "crib_example_plugin"
 

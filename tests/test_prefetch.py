@@ -16,11 +16,11 @@ from typing import Any, Callable
 
 import pytest
 
-from crib_plugin import prefetch
-from crib_plugin.config import load_settings
-from crib_plugin.errors import ConfigError, ModelError, ModelUnavailable
+from crib_plugin.core.config import load_settings
+from crib_plugin.core.errors import ConfigError, ModelError, ModelUnavailable
 from crib_plugin.memory import Memory
-from crib_plugin.models.builtin import _minilm
+from crib_plugin.plugins.default_plugins.models import _minilm
+from crib_plugin.read import prefetch
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prefetch worker needs os.fork")
 
@@ -100,7 +100,7 @@ def test_the_parent_never_imports_numpy(store: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from crib_plugin.cli.hotpath import run_retrieve
+        from crib_plugin.hosts.cli.hotpath import run_retrieve
         run_retrieve("the staging runner for backups and SQLite for storage")
         sys.stdout.flush()
         print("NUMPY" if "numpy" in sys.modules else "CLEAN", file=sys.stderr)
@@ -127,7 +127,7 @@ def test_cli_output_is_the_same_with_and_without_the_worker(store: Path, crib: C
 
 def _swap_factory(monkeypatch: pytest.MonkeyPatch, factory: Callable[[], Any]) -> None:
     """Register ``factory`` as the MiniLM embedder for this test."""
-    from crib_plugin.plugins import registry
+    from crib_plugin.plugins.manager import registry
 
     monkeypatch.setitem(registry().embedders, "minilm", factory)
 
@@ -252,7 +252,7 @@ def test_a_worker_that_is_not_needed_exits(store: Path, monkeypatch: pytest.Monk
     worker = prefetch.fork_for(load_settings(), "what database did we choose?")
     assert worker is not None
     pid = worker.pid
-    from crib_plugin.plugins import registry
+    from crib_plugin.plugins.manager import registry
 
     monkeypatch.delitem(registry().embedders, "minilm")
     with Memory(create=False) as memory:
@@ -300,7 +300,7 @@ def test_auto_needs_two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_vector_channel_runs_last_but_reports_in_order(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import recall as recall_mod
+    from crib_plugin.read import recall as recall_mod
 
     ran: list[str] = []
     original = recall_mod.run_channel

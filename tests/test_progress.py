@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.cli import cli
-from crib_plugin.progress import Progress
+from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.progress import Progress
 
 
 def read_all(fd: int) -> str:
@@ -53,7 +53,7 @@ def test_crib_progress_0_silences_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_import_draws_a_moving_bar_on_a_terminal(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import writepath
+    from crib_plugin.write import path as writepath
 
     monkeypatch.setattr(writepath, "WRITE_BATCH", 8)  # four batches: the bar moves four times
     master, slave = pty.openpty()
@@ -91,8 +91,8 @@ def test_the_per_prompt_path_never_imports_progress_or_tqdm(db: Path) -> None:
         memory.write("type=decision The cache lives in Redis")
     code = (
         "import sys, io; sys.stdin = io.StringIO('where does the cache live?');"
-        "from crib_plugin.cli.hotpath import run_retrieve; run_retrieve(sys.stdin.read());"
-        "print('\\nLOADED', 'crib_plugin.progress' in sys.modules, 'tqdm' in sys.modules)"
+        "from crib_plugin.hosts.cli.hotpath import run_retrieve; run_retrieve(sys.stdin.read());"
+        "print('\\nLOADED', 'crib_plugin.hosts.progress' in sys.modules, 'tqdm' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ), check=False).stdout
     assert "Redis" in out

@@ -7,7 +7,7 @@ from conftest import assert_fts_ran
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crib_plugin.query import fts_expression, has_cjk, prepare, terms
+from crib_plugin.read.query import fts_expression, has_cjk, prepare, terms
 
 HOSTILE = [
     'System.out.println("hello")*',
@@ -40,7 +40,7 @@ def test_the_hostile_input_test_fails_when_fts5_errors(memory, monkeypatch: pyte
     input, the channel reports ``ran=False``, and the test above must fail."""
     from dataclasses import replace
 
-    from crib_plugin import recall
+    from crib_plugin.read import recall
 
     real = recall.prepare
     monkeypatch.setattr(recall, "prepare", lambda text: replace(real(text), fts_expression=text))

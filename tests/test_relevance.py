@@ -59,7 +59,7 @@ def test_gate_reason_is_explained(crib) -> None:
 
 
 def test_calibrate_writes_gate_from_probes(memory, crib) -> None:
-    from crib_plugin.calibrate import calibrate
+    from crib_plugin.hosts.calibrate import calibrate
 
     for i in range(25):
         memory.write(f"Build note {i}: the CI pipeline for service {i} runs pytest then ruff on every push.")
@@ -73,7 +73,7 @@ def test_calibrate_writes_gate_from_probes(memory, crib) -> None:
 
 
 def test_calibrate_keeps_default_on_tiny_store(memory) -> None:
-    from crib_plugin.calibrate import calibrate
+    from crib_plugin.hosts.calibrate import calibrate
 
     _seed(memory)
     report = calibrate(memory)
@@ -90,8 +90,8 @@ def test_calibrate_cli_dry_run_and_reset(crib) -> None:
 
 def test_calibrate_never_lowers_the_gate_on_a_small_store(memory) -> None:
     """Issue 12: calibrating a 20-entry store lowered the gate and made injection noisier."""
-    from crib_plugin.calibrate import calibrate
-    from crib_plugin.relevance import default_gate, vector_gate
+    from crib_plugin.hosts.calibrate import calibrate
+    from crib_plugin.read.gate.relevance import default_gate, vector_gate
 
     for i in range(22):
         memory.write(f"Build note {i}: the CI pipeline for service {i} runs pytest then ruff on every push.")

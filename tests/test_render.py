@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from crib_plugin.records import Entry, Fact
-from crib_plugin.render import CONTEXT, render_block
-from crib_plugin.scrub import scrub_text
+from crib_plugin.core.records import Entry, Fact
+from crib_plugin.output.render import CONTEXT, render_block
+from crib_plugin.text.scrub import scrub_text
 
 ENTRY = Entry(1, "decision", "Chose SQLite for storage.", "2026-02-09T10:00:00Z")
 
@@ -95,12 +95,12 @@ def test_templates_are_shipped_in_the_wheel(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for name in ("memory.md.j2", "memory_context.md.j2", "_items.md.j2"):
         assert f"crib_plugin/templates/{name}" in names
-    assert "crib_plugin/data/probes.txt" in names
+    assert "crib_plugin/hosts/probes.txt" in names
 
 
 def _fresh_render(entries: list[Entry], user_dir: Path, monkeypatch: "pytest.MonkeyPatch") -> str:
     """Render as a new process would: no environment cached in this one."""
-    from crib_plugin import render
+    from crib_plugin.output import render
 
     monkeypatch.setattr(render, "_envs", {})
     return render_block(entries, template="memory.md.j2", user_dir=user_dir)

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from crib_plugin import Memory
-from crib_plugin.records import Entry, Hit, Query, Retrieval
-from crib_plugin.rerank import (
+from crib_plugin.core.records import Entry, Hit, Query, Retrieval
+from crib_plugin.read.rerank import (
     MODEL_DEPTH,
     RerankReport,
     _jaccard,
@@ -192,7 +192,7 @@ def test_mmr_order_same_for_lists_and_numpy_arrays() -> None:
 
 def test_rerank_does_not_import_numpy() -> None:
     """The per-prompt process must not pay for numpy (≈120 ms) just to rerank."""
-    code = "import sys, crib_plugin.rerank; assert 'numpy' not in sys.modules, 'numpy imported'"
+    code = "import sys, crib_plugin.read.rerank; assert 'numpy' not in sys.modules, 'numpy imported'"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 
@@ -273,7 +273,7 @@ def test_ollama_too_slow_keeps_fused_order(memory: Memory, fake_ollama_env, monk
 def test_inside_a_hook_the_model_reranker_gives_up_by_the_hook_s_deadline(memory: Memory, fake_ollama_env, monkeypatch) -> None:
     """CRIB_RERANK_DEADLINE is 3 s by default, longer than a hook's 2 s budget: inside a hook the
     reranker stops in time for the fused order to be printed (crib_plugin.deadline.capped)."""
-    from crib_plugin import deadline
+    from crib_plugin.core import deadline
 
     monkeypatch.setenv("CRIB_RERANK_MODEL", "gemma3:1b")
     fake_ollama_env.slow(5, path="/api/chat")
@@ -299,7 +299,7 @@ def test_reranker_bug_fails_open() -> None:
         def score(self, query, texts):  # type: ignore[no-untyped-def]
             raise RuntimeError("plugin bug")
 
-    from crib_plugin.rerank import model_order
+    from crib_plugin.read.rerank import model_order
 
     hits = [_hit(1, 1.0, "a"), _hit(2, 0.5, "b")]
     report = RerankReport()
@@ -309,7 +309,7 @@ def test_reranker_bug_fails_open() -> None:
 
 def test_rerank_explained(memory: Memory) -> None:
     _write_all(memory, [DEPLOY, DEPLOY_TWIN, NOTIFY])
-    from crib_plugin.explain import explain_text
+    from crib_plugin.output.explain import explain_text
 
     chosen = memory.select(memory.recall("deploy script AWS profile"), max_items=1)
     text = explain_text(chosen)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from crib_plugin import Memory
-from crib_plugin.records import Query, Retrieval
-from crib_plugin.retrieval_log import log_retrieval
+from crib_plugin.core.records import Query, Retrieval
+from crib_plugin.output.retrieval_log import log_retrieval
 
 PROMPT = "which database did we choose for storage?"
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crib_plugin.core.records import Triple
 from crib_plugin.models.base import Extractor
 from crib_plugin.models.rules import RuleExtractor
-from crib_plugin.records import Triple
 
 P = "project"
 
@@ -108,7 +108,7 @@ def test_is_an_extractor_named_rules() -> None:
 
 
 def test_registered_as_the_rules_extractor() -> None:
-    from crib_plugin.plugins import get_plugin_manager, registry
+    from crib_plugin.plugins.manager import get_plugin_manager, registry
 
     assert isinstance(registry(get_plugin_manager()).make("extractors", "rules"), RuleExtractor)
 

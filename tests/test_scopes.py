@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.cli import cli
+from crib_plugin.hosts.cli import cli
 from crib_plugin.scopes import global_db, project_db, repo_root, stores_in_use, user_data_dir
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
@@ -120,7 +120,7 @@ def test_git_status_shows_nothing_new_after_a_write(repos: tuple[Path, Path], mo
 
 
 def test_session_state_folder_is_ignored_too(repos: tuple[Path, Path]) -> None:
-    from crib_plugin.claude import SessionState
+    from crib_plugin.hosts.claude import SessionState
 
     a, _ = repos
     state = SessionState.for_session(project_db(a), "session-1")
@@ -175,7 +175,7 @@ def test_where_lists_both_stores(repos: tuple[Path, Path], monkeypatch: pytest.M
 def hook_context(repo: Path, prompt: str, session: str) -> str:
     import io
 
-    from crib_plugin import claude
+    from crib_plugin.hosts import claude
 
     payload = json.dumps({"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": str(repo)})
     out = io.StringIO()
@@ -201,7 +201,7 @@ def test_prompt_hook_reads_both_stores_and_never_repeats(repos: tuple[Path, Path
 
 
 def test_python_api_for_hosts(repos: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin import scoped
+    from crib_plugin.hosts import scoped
     from crib_plugin.scopes import list_scoped, open_scope
 
     a, _ = repos

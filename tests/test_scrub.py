@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crib_plugin.scrub import (
+from crib_plugin.text.scrub import (
     MAX_TAG_LENGTH,
     NEUTRAL_LT,
     Scrubber,

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin import redact as redact_mod
-from crib_plugin.cli import cli
-from crib_plugin.records import Entry
-from crib_plugin.redact import detect as redact_detect
-from crib_plugin.redact import find_secrets, redact, redact_for_render
-from crib_plugin.render import render_block
+from crib_plugin.core.records import Entry
+from crib_plugin.hosts.cli import cli
+from crib_plugin.output.render import render_block
+from crib_plugin.text import redact as redact_mod
+from crib_plugin.text.redact import detect as redact_detect
+from crib_plugin.text.redact import find_secrets, redact, redact_for_render
 
 RNG = random.Random(20261123)
 UP, LOW, DIG = string.ascii_uppercase, string.ascii_lowercase, string.digits

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from crib_plugin.claude import SessionState, prune_sessions, sanitise_session_id, sessions_dir
+from crib_plugin.hosts.claude import SessionState, prune_sessions, sanitise_session_id, sessions_dir
 
 
 def test_a_record_round_trips_and_lives_beside_the_database(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_per_prompt_commands_skip_the_cli_framework(crib_cold) -> None:
     for args, payload in ((("retrieve",), "what storage did we choose?"), (("hook", "user-prompt-submit"), '{"session_id": "s", "prompt": "storage"}')):
         result = crib(*args, input=payload, env={"PYTHONPROFILEIMPORTTIME": "1", "CRIB_HOOK_TIMEOUT": "60"})
         imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
-        assert "crib_plugin.memory" in imported or "crib_plugin.claude" in imported
+        assert "crib_plugin.memory" in imported or "crib_plugin.hosts.claude" in imported
         assert "click" not in imported, args
 
 

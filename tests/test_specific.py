@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
-from crib_plugin.specific import CROWD_MARGIN, crowd_level, distinctive, specific_terms
+from crib_plugin.core.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
+from crib_plugin.read.gate.specific import CROWD_MARGIN, crowd_level, distinctive, specific_terms
 
-LOGSIFT = Path(__file__).resolve().parents[1] / "crib_plugin" / "evaluation" / "data" / "coding" / "memories-logsift.jsonl"
+LOGSIFT = Path(__file__).resolve().parents[1] / "crib_eval" / "data" / "coding" / "memories-logsift.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_a_task_hit_is_distinctive_above_the_crowd_a_question_hit_always() -> No
 def test_a_task_fact_match_needs_a_specific_word(memory) -> None:
     """A fact matched on "atlas" and "web app" — words of the whole project — opens nothing for a task."""
     from crib_plugin.memory import NewEntry
-    from crib_plugin.specific import facts_bear
+    from crib_plugin.read.gate.specific import facts_bear
 
     memory.write_many([NewEntry(f"The atlas web app {what}.", "note", f"2026-03-{1 + i:02d}T10:00:00Z") for i, what in enumerate([
         "is built with Vite", "uses TanStack Router", "reads feature flags from Unleash", "is styled with Tailwind",
@@ -137,7 +137,7 @@ def test_a_task_verb_is_never_specific(memory) -> None:
 def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
     """A vector top far above the crowd gets full strength in the fusion (like full text's best hit);
     a crowded top keeps the headroom strength it had."""
-    from crib_plugin.channels.vectors import confident_strengths
+    from crib_plugin.read.channels.vectors import confident_strengths
 
     def hits(cosines: list[float], floor: float) -> list[ChannelHit]:
         out = [ChannelHit(entry_id=i + 1, rank=i + 1, score=c, channel="vector") for i, c in enumerate(cosines)]
@@ -159,8 +159,8 @@ def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
 def test_a_task_top_standing_out_of_its_crowd_is_evidence_below_the_gate() -> None:
     """A task phrased unlike its memory: cosine 0.38 (floor 0.32, gate 0.42) but 0.23 above the
     prompt's crowd. Evidence for a task; a question keeps the absolute gate (on a store > 25 entries)."""
-    from crib_plugin.relevance import vector_extras
-    from crib_plugin.specific import STANDOUT_CROWD
+    from crib_plugin.read.gate.relevance import vector_extras
+    from crib_plugin.read.gate.specific import STANDOUT_CROWD
 
     cosines = [0.38, 0.36, *[0.15] * 20]
     task = _synthetic("the crash when cutting long lines that contain accented letters", cosines)

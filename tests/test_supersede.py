@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.supersede import old_values
+from crib_plugin.write.supersede import old_values
 
 
 @pytest.mark.parametrize(

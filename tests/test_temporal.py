@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crib_plugin import temporal
-from crib_plugin.explain import explain_text
-from crib_plugin.query import prepare
-from crib_plugin.records import Entry, Hit, Query, Retrieval
-from crib_plugin.temporal import (
+from crib_plugin.core.records import Entry, Hit, Query, Retrieval
+from crib_plugin.output.explain import explain_text
+from crib_plugin.read import temporal
+from crib_plugin.read.query import prepare
+from crib_plugin.read.temporal import (
     TIME_BOOST,
     adjust_hits,
     find_time_expression,
@@ -365,7 +365,7 @@ def test_fold_maps_every_re_ignorecase_equivalent_of_an_ascii_letter() -> None:
 def test_import_and_a_prompt_without_time_compile_no_pattern() -> None:
     """In a fresh process: importing compiles no anchor pattern, nor does a prompt without time words; "yesterday" does."""
     code = (
-        "import re, crib_plugin.temporal as t\n"
+        "import re, crib_plugin.read.temporal as t\n"
         "def compiled():\n"
         "    return any('january' in str(key) for key in getattr(re, '_cache', {}))\n"
         "assert t._patterns.cache_info().currsize == 0 and not compiled(), 'compiled at import'\n"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from crib_plugin.errors import StoreOutdated
+from crib_plugin.core.errors import StoreOutdated
 
 SLOW_OK = {"CRIB_HOOK_TIMEOUT": "60"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from crib_plugin.errors import InputError
-from crib_plugin.write import clean_content, parse_write, validate_type
+from crib_plugin.core.errors import InputError
+from crib_plugin.write.clean import clean_content, parse_write, validate_type
 
 
 def test_a_leading_type_prefix_picks_the_type_and_is_removed() -> None:

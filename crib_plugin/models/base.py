@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the prefetch worker embeds without
     import numpy as np  # crib's records, and the per-prompt parent never imports numpy
 
-    from ..records import Triple
+    from ..core.records import Triple
 
 
 @runtime_checkable

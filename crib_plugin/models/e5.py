@@ -24,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelError, ModelUnavailable
+from ..core.errors import ModelError, ModelUnavailable
 from .base import l2_normalise
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Sequence
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_PORT = 11434
@@ -42,7 +42,7 @@ def ollama_host(host: str | None = None) -> str:
     a trailing slash is dropped. A non-numeric port raises ConfigError.
     """
     if host is None:
-        from ..config import get_settings
+        from ..core.config import get_settings
 
         host = get_settings().ollama_host or ""
     raw = host.strip()
@@ -84,7 +84,7 @@ def ollama_timeout(default: float) -> float:
     A value that is not a positive number is a configuration error (loud, rather than silently
     falling back to a timeout the user did not ask for).
     """
-    from ..config import get_settings
+    from ..core.config import get_settings
 
     value = get_settings().ollama_timeout
     return default if value is None else float(value)

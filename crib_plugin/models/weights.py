@@ -24,7 +24,7 @@ from typing import IO, Any
 # hashlib, shutil, subprocess, tempfile, urllib.request and zipfile are imported inside the
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
 # them, and urllib.request alone costs ~40 ms to import.
-from ..errors import ModelUnavailable
+from ..core.errors import ModelUnavailable
 from .atomic_dir import _lock, _publish, _remove_tree, _staging
 from .weights_fetch import (  # noqa: F401  (re-exported: moved to .weights_fetch)
     _CHUNK,
@@ -63,7 +63,7 @@ _ACTION = (
 def default_cache_dir() -> Path:
     """The models cache root: ``$CRIB_MODEL_DIR``, else ``$XDG_CACHE_HOME/crib/models``, else
     ``~/.cache/crib/models``."""
-    from ..config import setting_value, user_cache_root
+    from ..core.config import setting_value, user_cache_root
 
     configured = setting_value("model_dir")
     if configured:

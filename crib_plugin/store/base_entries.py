@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..records import Entry
+from ..core.records import Entry
 from .records import EntryVersion
 
 

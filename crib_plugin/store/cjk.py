@@ -49,7 +49,7 @@ def document_grams(text: str) -> str:
     ``""`` when the text holds no CJK (such an entry gets no row). Repeated grams stay repeated:
     BM25 counts term frequency.
     """
-    from ..text_cjk import CJK_RUN_RE, glued_words, normalise_cjk  # here: opening a store stays cheap
+    from ..text.cjk import CJK_RUN_RE, glued_words, normalise_cjk  # here: opening a store stays cheap
 
     tokens: list[str] = []
     for run in CJK_RUN_RE.findall(normalise_cjk(text)):

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence
 
 import apsw
 
-from ..errors import ExtensionError, NotACribStore, StoreError, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..core.errors import ExtensionError, NotACribStore, StoreError, StoreOutdated, StoreReadOnly, StoreTooNew
 from .schema import MIGRATIONS, latest_version
 from .sqlite_admin import AdminMixin
 from .sqlite_entries import EntriesMixin
@@ -241,7 +241,7 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         if not create or readonly:
             raise StoreError(f"no crib database at {path}")
         try:
-            from .dirs import prepare_store_dir
+            from ..core.dirs import prepare_store_dir
 
             prepare_store_dir(path)  # the folder, and a .gitignore inside .state/crib
             _create_atomically(path, timeout)

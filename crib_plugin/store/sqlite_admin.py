@@ -12,12 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeutil import now_iso
+from ..core.timeutil import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
     from contextlib import AbstractContextManager
 
-    from ..records import Entry
+    from ..core.records import Entry
     from .records import AuditRow, EntryVersion, StoreCounts
 
 EMBEDDER_KEY = "embedder"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from ..records import Entry
+from ..core.records import Entry
 from . import cjk
 from .sqlite_open import store_error
 from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry, thread_of

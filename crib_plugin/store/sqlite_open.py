@@ -14,7 +14,7 @@ from typing import Any
 
 import apsw
 
-from ..errors import (
+from ..core.errors import (
     ExtensionError,
     NotACribStore,
     StoreBusy,
@@ -140,7 +140,7 @@ def connect(target: str, flags: int, timeout: float) -> apsw.Connection:
 
 def configured_busy_timeout() -> float:
     """``CRIB_BUSY_TIMEOUT`` in seconds (read through config at open time)."""
-    from ..config import busy_timeout
+    from ..core.config import busy_timeout
 
     return busy_timeout()
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import ExtensionError
-from ..records import Entry
+from ..core.errors import ExtensionError
+from ..core.records import Entry
 
 TYPE_WEIGHT = 0.2  # BM25 weight of the entry type column
 CONTEXT_WEIGHT = 0.5  # BM25 weight of the thread-neighbour context column
@@ -45,7 +45,7 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    from ..config import setting_value
+    from ..core.config import setting_value
 
     override = setting_value("vec_extension")
     if override:

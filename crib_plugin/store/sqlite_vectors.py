@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..timeutil import now_iso
+from ..core.timeutil import now_iso
 from .sqlite_rows import space_table
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 
 LAYER_NORM_EPS = 1e-12
 

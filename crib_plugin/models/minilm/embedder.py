@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..base import l2_normalise
 from .bert import _Bert, load_safetensors
 from .blas import _BLAS

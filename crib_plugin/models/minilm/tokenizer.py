@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from tokenizers import Tokenizer

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from ...errors import ConfigError, ModelError, ModelUnavailable
+from ...core.errors import ConfigError, ModelError, ModelUnavailable
 from ..ollama_host import (
     _is_loopback,
     _one_line,
@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 def _configured(name: str) -> Any:
     """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
-    from ...config import get_settings
+    from ...core.config import get_settings
 
     return getattr(get_settings(), name)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...cues import MAX_CUE_CHARS
-from ...errors import ModelError
+from ...core.cues import MAX_CUE_CHARS
+from ...core.errors import ModelError
 from ..ollama_host import ollama_timeout
 from .client import EXTRACT_TIMEOUT, SEED, _configured, _OllamaBase
 

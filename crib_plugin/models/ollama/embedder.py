@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import ModelError
+from ...core.errors import ModelError
 from ..base import l2_normalise
 from ..ollama_host import (
     DEFAULT_EMBEDDING_MODEL,

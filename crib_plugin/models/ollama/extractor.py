@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import ModelError
-from ...records import Triple
+from ...core.errors import ModelError
+from ...core.records import Triple
 from ..ollama_host import (
     DEFAULT_EXTRACTION_MODEL,
     _one_line,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ...errors import ConfigError, ModelError
-from ...limits import bound_prompt
-from ...timeutil import now_iso
+from ...core.errors import ConfigError, ModelError
+from ...core.limits import bound_prompt
+from ...core.timeutil import now_iso
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
 from .client import SEED, _configured, _OllamaBase

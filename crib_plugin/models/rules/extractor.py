@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...records import Triple
+from ...core.records import Triple
 from .patterns import (
     _ARROW,
     _KEY_VALUE,

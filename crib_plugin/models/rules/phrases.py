@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ...facts import clean_name, normalise_predicate, single_valued
-from ...records import Triple
+from ...core.records import Triple
+from ...store.facts import clean_name, normalise_predicate, single_valued
 from .patterns import (
     _AND_VERB,
     _BOUNDARY,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ...facts import clean_name, normalise_predicate
-from ...records import Triple
+from ...core.records import Triple
+from ...store.facts import clean_name, normalise_predicate
 from .patterns import (
     _ARROW,
     _DECIDED,

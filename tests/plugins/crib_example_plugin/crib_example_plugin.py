@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from crib_plugin import hookimpl
-from crib_plugin.channels.base import ranked
-from crib_plugin.records import ChannelResult, Query
+from crib_plugin.core.records import ChannelResult, Query
+from crib_plugin.read.channels.base import ranked
 
 TAG = re.compile(r"#([\w-]+)")
 WORD = re.compile(r"\w+")

@@ -1,0 +1,31 @@
+"""The background model fetch a session start triggers when the offline weights are missing."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def _fetch_model_in_background(memory: Any) -> None:
+    """Start fetching the offline MiniLM weights in a detached process when they are missing.
+
+    The per-prompt hook has a 2-second budget and could never finish a first download itself.
+    """
+    try:
+        if memory.embedder_name() != "minilm":
+            return
+        from ...models.weights import WEIGHTS_FILE, model_dir
+
+        if (model_dir() / WEIGHTS_FILE).exists():
+            return
+        import subprocess
+
+        subprocess.Popen(
+            [sys.executable, "-c", "from crib_plugin.models.weights import ensure_minilm; ensure_minilm()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except Exception:  # best effort: the next session start tries again
+        pass

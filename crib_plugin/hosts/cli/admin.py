@@ -1,0 +1,82 @@
+"""``crib init / doctor / scrub / mcp``: set up, check, filter a stream, serve MCP."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .common import open_memory
+
+
+@click.command()
+@click.option("--no-model", is_flag=True, help="Do not fetch the offline model weights.")
+def init(no_model: bool) -> None:
+    """Create the database, fetch the offline model's weights and compile crib's bytecode now,
+    rather than on the first prompt."""
+    from ...core.config import load_settings
+    from ..bytecode import compile_package
+
+    settings = load_settings()
+    if not compile_package():  # the per-prompt commands start cold: no compiling on every prompt
+        click.echo("crib: warning: could not write crib's bytecode; each prompt will compile it", err=True)
+    with open_memory() as memory:
+        version = memory.store.schema_version()
+        name = memory.embedder_name()
+        if not no_model and name == "minilm":
+            from ...models.weights import ensure_minilm
+            from ..progress import fetch_model
+
+            fetch_model(memory)  # with a progress bar when it has to be downloaded
+            path = ensure_minilm()
+            click.echo(f"offline model ready: {path}")
+    click.echo(f"crib database ready: {settings.db} (schema {version}, embedder {name})")
+
+
+@click.command()
+def doctor() -> None:
+    """Check every prerequisite and print JSON; exit 1 when something required is missing."""
+    from ..doctor import run_doctor
+
+    report = run_doctor()
+    click.echo(json.dumps(report, indent=2, default=str))
+    sys.exit(0 if report.get("ok") else 1)
+
+
+@click.command()
+def scrub() -> None:
+    """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
+    import codecs
+
+    from ...plugins.manager import get_plugin_manager
+    from ...plugins.session import ResponseStream
+
+    hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
+    stream = ResponseStream(id="crib-scrub")
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    source = getattr(sys.stdin, "buffer", None)
+    if source is None:
+        return
+    read = getattr(source, "read1", source.read)  # read1: whatever has arrived, so output streams
+    out = sys.stdout
+    while True:
+        data = read(65536)
+        stream.final = not data
+        text = hook(chunk=decoder.decode(data, final=not data), stream=stream)
+        if text:
+            out.write(text)
+            out.flush()
+        if not data:
+            break
+
+
+@click.command()
+def mcp() -> None:
+    """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
+    from ..mcp_server import main as serve
+
+    serve()
+
+
+COMMANDS: tuple[click.Command, ...] = (init, doctor, scrub, mcp,)

@@ -1,0 +1,63 @@
+"""What every ``crib`` command shares: the clean one-line failure, the group class, opening a store, ``--now``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ...core.errors import CribError
+
+log = logging.getLogger("crib")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    click.echo(f"crib: {message}", err=True)
+    sys.exit(code)
+
+
+class CribGroup(click.Group):
+    """Turns CribError into a clean one-line message (no traceback) for every subcommand."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CribError as exc:
+            fail(str(exc), exc.exit_code)
+
+
+def open_memory(create: bool = True, **kwargs: Any) -> Any:
+    from ...memory import Memory
+
+    return Memory(create=create, **kwargs)
+
+
+def _scope_kwargs(to_global: bool) -> dict[str, Any]:
+    """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
+    if not to_global:
+        return {}
+    from ...scopes import global_db
+
+    return {"path": global_db()}
+
+
+def warn_all(memory: Any) -> None:
+    for note in memory.warnings:
+        click.echo(f"crib: warning: {note}", err=True)
+
+
+def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
+    if value:
+        import os
+
+        os.environ["CRIB_NOW"] = value
+
+
+now_option = click.option(
+    "--now", default=None, expose_value=False, callback=_set_now,
+    help="ISO 8601 time taken as now for time expressions (CRIB_NOW); reproducible evaluations.",
+)
+

@@ -1,0 +1,111 @@
+"""crib's commands added through ``register_commands`` (:mod:`crib_plugin.builtin_commands`), exactly as a
+third party's: ``calibrate``, ``eval``, ``eval-noanswer``, ``recall`` (:mod:`.recall`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import now_option, open_memory
+from .recall import recall
+
+
+@click.command()  # added by crib's own register_commands (builtin_commands.py), as a plugin's would be
+@click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
+@click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
+def calibrate(dry_run: bool, reset: bool) -> None:
+    """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
+    from ..calibrate import calibrate as run_calibration
+    from ..progress import Progress, fetch_model
+
+    with open_memory(create=False) as memory:
+        if reset:
+            memory.store.clear_gate(memory.embedder_key())
+            click.echo(json.dumps({"reset": True}))
+            return
+        fetch_model(memory)
+        with Progress("calibrate", unit="texts") as progress:
+            report = run_calibration(memory, write=not dry_run, on_progress=progress)
+        click.echo(json.dumps(report, indent=2))
+
+
+@click.command(name="eval")  # added through register_commands
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
+@click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
+@click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
+@click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+@click.option("--set", "eval_set", type=click.Choice(["locomo", "coding"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, or the coding-agent memory shipped with crib.")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
+@click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
+@click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
+@click.option("--cue-model", default=None, help="coding: let this Ollama model write every memory's recall cue instead (CRIB_CUE_MODEL).")
+@click.option("--judge-model", default=None, help="Let this Ollama model pick each block from the best candidates (CRIB_JUDGE_MODEL).")
+@now_option
+def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
+          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None, judge_model: str | None) -> None:
+    """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
+
+    With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
+    search hit@k per channel and latency on the coding-agent memory, per prompt kind.
+    """
+    from ...core.config import overriding
+
+    with overriding("CRIB_JUDGE_MODEL", judge_model):
+        if eval_set == "coding":
+            _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
+            return
+        from crib_eval import locomo
+
+        path = data or locomo.default_data_path()
+        convs = locomo.load(path)[:conversations]
+        progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
+        stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
+        locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
+        click.echo(locomo_report.table())
+
+
+def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, offenders: int, cues: bool,
+                 cue_model: str | None) -> None:
+    """``crib eval --set coding``: the coding-agent evaluation's table (and JSON)."""
+    from crib_eval import coding
+
+    report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
+                        cue_model=cue_model)
+    click.echo(report.table(offenders=offenders))
+    if json_out:
+        coding.write_json(report, json_out)
+
+
+
+@click.command(name="eval-noanswer")  # added through register_commands
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
+@click.option("--rebuild", is_flag=True, help="Rebuild the LoCoMo stores even if cached.")
+@click.option("--conversations", type=int, default=None, help="Only the first N LoCoMo conversations.")
+@click.option("--no-locomo", is_flag=True, help="Only the coding-memory store (seconds instead of a minute).")
+@click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
+@click.option("--offenders", type=int, default=30, show_default=True, help="How many offending prompts to list.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write every offending trial and query outcome to this JSON file.")
+def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: int | None, no_locomo: bool, channels: tuple[str, ...], offenders: int, json_out: Path | None) -> None:
+    """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""
+    from crib_eval import noanswer
+
+    from ...core.config import parse_channels
+
+    progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
+    results = noanswer.run_all(
+        data_path=data, cache_dir=cache, rebuild=rebuild, conversations=conversations, locomo=not no_locomo,
+        channels=parse_channels(",".join(channels)) if channels else None, progress=progress,
+    )
+    click.echo(results.table(offenders=offenders))
+    if json_out:
+        noanswer.write_json(results, json_out)
+
+
+#: crib's commands that are not part of the core group: :mod:`crib_plugin.builtin_commands` adds
+#: them through the ``register_commands`` hook, ``trylast``, exactly as a third party's.
+REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer, recall)

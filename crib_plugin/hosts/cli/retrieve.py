@@ -1,0 +1,81 @@
+"""``crib retrieve``, shared by the click command and the per-prompt fast path (:mod:`.hotpath`).
+
+It is a host of the ``on_prompt`` hook point like any agent loop: plugins' blocks first, crib's
+own retrieval last.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .io import log_failure
+
+
+def prompt_from_input(raw: str) -> str:
+    """Plain text, or Claude Code's hook JSON with a ``prompt`` field; bounded (:func:`bound_prompt`)."""
+    from ...core.limits import bound_prompt
+
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return bound_prompt(text)
+        except RecursionError:  # nested past Python's limit: not a hook's JSON
+            return ""
+        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
+            return bound_prompt(data["prompt"].strip())
+    return bound_prompt(text)
+
+
+def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:
+    """``crib retrieve``: print the relevant block for ``raw``, or nothing. Never raises.
+
+    A missing database prints nothing and creates nothing; any failure prints one line on stderr
+    and is logged, stdout stays empty.
+    """
+    try:
+        text = prompt_from_input(raw)
+        if not text:
+            return
+        from ...core.config import load_settings
+        from ...read.prefetch import fork_for
+
+        settings = load_settings()
+        from ..scoped import open_reading
+
+        opened = open_reading(settings)  # the project store, else the global one, else nothing
+        if opened is None:
+            return
+        worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
+        try:
+            from ...output.render import FORMATS
+            from ...plugins.session import Session
+
+            memory, scope = opened
+            with memory:
+                session = Session(memory, budget=budget, template=FORMATS[fmt], worker=worker, scope=scope)
+                blocks = memory.pm.hook.on_prompt(prompt=text, session=session)  # crib's own comes last
+                if session.error is not None:
+                    raise session.error
+                block = "\n".join(b for b in blocks if isinstance(b, str) and b.strip())
+                for note in memory.warnings:
+                    print(f"crib: warning: {note}", file=sys.stderr)
+                for result in session.retrieval.channels if session.retrieval is not None else []:
+                    if not result.ran:  # a failing model is said, not swallowed
+                        print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
+                if explain and session.retrieval is not None:
+                    from ...output.explain import explain_text
+
+                    print(explain_text(session.retrieval), file=sys.stderr)
+        finally:
+            if worker is not None:
+                worker.cancel()
+    except Exception as exc:  # fail open
+        log_failure("retrieve", exc)
+        print(f"crib: retrieve failed open: {exc}", file=sys.stderr)
+        return
+    if block:
+        sys.stdout.write(block)
+        sys.stdout.flush()

@@ -1,0 +1,196 @@
+"""Render retrievals through Jinja templates: the user's directory first, then crib's own.
+
+Template lookup (a ``ChoiceLoader``, as in datasette): ``CRIB_TEMPLATES`` (or the ``templates``
+argument) → the templates packaged in the wheel → the repository's ``templates/`` (editable
+installs). A user overrides a template by putting a file of the same name in their directory.
+
+Stored text can never open or close the fence: every memory tag inside content is neutralised
+here, before any template sees it. Nor is a secret ever re-injected verbatim: content stored
+before redaction existed, or by another tool, passes crib's redaction rules again here
+(:func:`crib_plugin.redact.redact_for_render`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..core.records import Entry, Fact
+from ..core.timeutil import day, now_iso
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # crib_plugin/
+TEMPLATE_DIRS = (PACKAGE_DIR / "templates", PACKAGE_DIR.parent / "templates")
+
+CLASSIC = "memory.md.j2"  # <memory context_time=…> — `crib retrieve`
+CONTEXT = "memory_context.md.j2"  # <memory-context> with its system note — hooks and agent loops
+FORMATS = {"memory": CLASSIC, "context": CONTEXT}
+
+
+@dataclass
+class View:
+    """A neutralised copy of an entry or fact, the only thing templates see."""
+
+    data: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.data[name]
+        except KeyError as exc:
+            raise AttributeError(name) from exc
+
+
+def template_dirs(user_dir: Path | None = None) -> list[Path]:
+    dirs = [user_dir] if user_dir else []
+    dirs.extend(d for d in TEMPLATE_DIRS if d.is_dir())
+    return dirs
+
+
+_envs: dict[tuple[str, ...], Any] = {}
+
+
+def environment(user_dir: Path | None = None) -> Any:
+    """The Jinja environment for a template search path (cached per path)."""
+    dirs = template_dirs(user_dir)
+    key = tuple(str(d) for d in dirs)
+    if key not in _envs:
+        import jinja2
+
+        env = jinja2.Environment(
+            loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in dirs]),
+            bytecode_cache=_bytecode_cache(),
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        env.filters["day"] = day
+        _envs[key] = env
+    return _envs[key]
+
+
+def _bytecode_cache() -> Any:
+    """Jinja's compiled templates, kept in ``<cache_dir>/templates`` so a cold process loads them
+    instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
+    the template's source, so an edited template is recompiled. A cache that cannot be read or
+    written is skipped silently: rendering never depends on it."""
+    import jinja2
+
+    from ..core.config import cache_dir
+
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except Exception:
+                pass
+
+    return QuietCache(str(cache_dir() / "templates"))
+
+
+def load_template(template: str = CLASSIC, user_dir: Path | None = None) -> Any:
+    """The compiled template (cached by Jinja)."""
+    return environment(user_dir).get_template(template)
+
+
+def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None:
+    """Import Jinja, compile ``template`` and everything it includes, and render it once.
+
+    A cold process calls this while its prefetch worker embeds the prompt, so that work overlaps
+    the embedding instead of following it: a template's ``{% include %}`` is compiled only when
+    first rendered, hence the throwaway render of a sample entry and fact.
+    """
+    sample_entry = Entry(id=0, type="note", content="sample", created_at=now_iso(), metadata={})
+    sample_fact = Fact(id=0, subject="a", predicate="b", object="c", valid_from=sample_entry.created_at)
+    render_block([sample_entry], [sample_fact], template=template, user_dir=user_dir)
+
+
+def _entry_view(entry: Entry) -> View:
+    from ..text.redact import redact_for_render as safe
+    from ..text.scrub import neutralise_tags
+
+    return View({
+        "id": entry.id,
+        "type": neutralise_tags(entry.type),
+        "content": neutralise_tags(safe(entry.content)),
+        "created_at": entry.created_at,
+        "metadata": entry.metadata,
+        "scope": entry.scope,
+        "superseded_by": entry.superseded_by,
+    })
+
+
+def _pointer_view(entry: Entry) -> View:
+    """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
+    its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
+    from .pointers import snippet
+    from .redact import redact_for_render as safe
+    from .scrub import neutralise_tags
+
+    return View({
+        "id": entry.id,
+        "type": neutralise_tags(entry.type),
+        "snippet": snippet(safe(entry.content), finish=neutralise_tags),
+        "created_at": entry.created_at,
+        "scope": entry.scope,
+    })
+
+
+def _fact_view(fact: Fact) -> View:
+    from ..text.redact import redact_for_render as safe
+    from ..text.scrub import neutralise_tags
+
+    return View({
+        "id": fact.id,
+        "subject": neutralise_tags(safe(fact.subject)),
+        "predicate": neutralise_tags(safe(fact.predicate)),
+        "object": neutralise_tags(safe(fact.object)),
+        "valid_from": fact.valid_from,
+        "valid_until": fact.valid_until,
+    })
+
+
+def render_block(
+    entries: Sequence[Entry],
+    facts: Sequence[Fact] = (),
+    *,
+    template: str = CLASSIC,
+    user_dir: Path | None = None,
+    context_time: str | None = None,
+    channels: Sequence[str] = (),
+    skipped: Sequence[str] = (),
+    types: Mapping[str, Any] | None = None,
+    pointers: Sequence[Entry] = (),
+) -> str:
+    """The block for these entries, facts and pointers, or ``""`` when there is nothing to show.
+
+    Entries are shown newest first (ties: larger id first), as the original crib did. Templates
+    also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
+    registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
+    ``pointers`` (:mod:`crib_plugin.pointers`) follow the entries in their own (best-first) order.
+    """
+    if not entries and not facts and not pointers:
+        return ""
+    ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
+    from ..core.entry_types import as_table
+    from ..text.scrub import neutralise_tags
+
+    text = load_template(template, user_dir).render(
+        context_time=context_time or now_iso(),
+        entries=[_entry_view(e) for e in ordered],
+        facts=[_fact_view(f) for f in facts],
+        pointers=[_pointer_view(p) for p in pointers],
+        channels=neutralise_tags(",".join(channels)).replace('"', "'"),
+        skipped=neutralise_tags("; ".join(skipped)).replace('"', "'"),
+        types=as_table(types),
+    )
+    return text.strip() + "\n"

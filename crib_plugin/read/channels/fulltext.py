@@ -1,0 +1,114 @@
+"""The full-text channel: BM25 over words and over CJK grams, with boosts for exact terms.
+
+Words (English and any space-separated script) go to the porter/unicode61 index, ranked by BM25.
+CJK text goes to the gram index (:mod:`crib_plugin.store.cjk`): a one-character run as itself,
+longer runs as their overlapping bigrams, OR-ed and ranked by BM25 — so two-character words
+(缓存) are indexed lookups, not ``LIKE`` scans, and a paraphrased Chinese or Japanese question
+still meets its memory on the bigrams they share. The prompt's plain words are looked up there
+too, because a Latin word glued to CJK text ("使用SQLite作为") is not a token of the word index.
+A prompt with both words and CJK searches both indexes; an entry's score is the sum of its two
+BM25 scores, so one matching both parts outranks one matching either.
+
+Exact terms are boosts: quoted phrases (a phrase MATCH in the word index), identifiers as written
+(``valid_until``, ``System.out.println``, ``ERR_VAL_9021`` — a substring MATCH in the trigram
+index, since the word index cannot tell ``valid_until`` from "valid until") and whole CJK runs of
+three or more characters (trigram too). Each is one more indexed MATCH of those terms alone, run
+only when the prompt has some, and lifts every entry holding them above every entry that only
+shares loose words (:func:`boosted`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...core.records import ChannelResult, Query
+from ...plugins.hookspecs import hookimpl
+from .base import ranked
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+
+Scored = list[tuple[int, float]]
+
+
+def boosted(loose: Scored, *exact: Scored) -> Scored:
+    """Merge a loose ranking with the entries that hold an exact term, the latter on top.
+
+    ``score(d) = loose(d) + [d holds an exact term] · top · (1 + Σ_i e_i(d) / best_i)``, where
+    ``top`` is the best loose score and ``e_i`` the score of exact match ``i`` (a phrase in the word
+    index, a literal in the trigram index — two scales, hence each relative to its best): any entry
+    with an exact term beats any entry without one, and more or stronger exact matches rank higher.
+    An exact hit beyond the loose top-``limit`` enters with a loose score of 0.
+    """
+    exact = tuple(e for e in exact if e)
+    if not exact:
+        return loose
+    base = dict(loose)
+    top = max(base.values(), default=0.0) or 1.0
+    bonus: dict[int, float] = {}
+    for matches in exact:
+        best = max(score for _, score in matches) or 1.0
+        for entry_id, score in matches:
+            bonus[entry_id] = bonus.get(entry_id, top) + top * score / best
+            base.setdefault(entry_id, 0.0)
+    merged = [(entry_id, score + bonus.get(entry_id, 0.0)) for entry_id, score in base.items()]
+    return sorted(merged, key=lambda pair: -pair[1])  # stable: ties keep the index's order
+
+
+def combine(parts: list[Scored]) -> Scored:
+    """Sum each entry's scores over the parts of a prompt (words, CJK), best first.
+
+    One part is returned as it is, so an English prompt ranks exactly as the word index does.
+    """
+    parts = [p for p in parts if p]
+    if len(parts) == 1:
+        return parts[0]
+    total: dict[int, float] = {}
+    for part in parts:
+        for entry_id, score in part:
+            total[entry_id] = total.get(entry_id, 0.0) + score
+    return sorted(total.items(), key=lambda pair: -pair[1])
+
+
+class FullTextChannel:
+    """BM25 over the word index and the CJK gram index, exact terms boosted."""
+
+    name = "fts"
+    gate = "coverage"  # the relevance gate measures how much of the prompt its top hits contain
+
+    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        # imported here: registering the channel (before the prefetch fork) must stay cheap
+        from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression
+
+        store = memory.store
+        found = terms(query.text)
+        parts: list[Scored] = []
+        if query.fts_expression:
+            words = store.fts_search(query.fts_expression, limit)
+            if words:
+                phrases, literals = boost_expression(found), literal_expression(found)
+                words = boosted(
+                    words,
+                    store.fts_search(phrases, limit) if phrases else [],
+                    store.trigram_search(literals, limit) if literals else [],
+                )
+            parts.append(words)
+        grams = cjk_grams(query.text) if query.cjk else []
+        expression = gram_expression(grams, [t.text for t in found if not t.phrase])
+        if expression:
+            cjk = store.cjk_search(expression, limit)
+            runs = trigram_expression(query.cjk_terms) if grams else ""
+            if runs and cjk:
+                cjk = boosted(cjk, store.trigram_search(runs, limit))
+            parts.append(cjk)
+        scored = combine(parts)
+        hits = ranked(self.name, scored)[:limit]
+        best = max((h.score for h in hits), default=0.0)
+        for hit in hits:
+            hit.strength = hit.score / best if best > 0 else 0.0
+        return ChannelResult(channel=self.name, hits=hits)
+
+
+@hookimpl(trylast=True)
+def register_channels(register):  # type: ignore[no-untyped-def]
+    register(FullTextChannel())

@@ -1,0 +1,388 @@
+"""Is anything relevant at all? The query-level gate in front of injection.
+
+Per-hit floors alone cannot make crib answer *nothing* to an unrelated prompt: BM25 matches any
+shared word ("time", "file"), and the nearest vector neighbour of any prompt has some cosine. The
+gate asks, for the prompt as a whole, whether the best evidence is strong enough:
+
+- **vector**: a cosine similarity reaches the embedder's *gate* (a calibrated value stored
+  by ``crib calibrate`` under ``gate:<embedder key>``, else the shipped default) on a hit that is
+  *distinctive* — it shares a specific term with the prompt or stands out of the prompt's crowd
+  (:mod:`crib_plugin.specific`): a prompt about one project resembles every memory of it; or
+- **full text**: the best of the top hits covers enough of the prompt — the IDF-weighted share of
+  the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
+- **agreement**: one entry is above the vector floor *and* matched by full text
+  (``AGREE_COVERAGE``) — two weak, independent signals on the same memory; or
+- **facts**: a fact matched on two counts (the facts channel's own floor).
+
+When the gate stays shut, nothing is injected and ``--explain`` says why. ``crib search`` shows
+the raw ranking without the gate.
+
+Measured (``crib eval``, ``crib eval-noanswer``): see the README's Benchmarks section.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ...core.cues import evidence_text
+from ...core.limits import MAX_SCAN_CHARS
+from ...core.records import Query, Retrieval
+from ..channels.vectors import MARGIN_SCALE, crowd_level
+from ..query import CJK_RUN_RE, cjk_grams, normalise_cjk
+from .prompt_kind import prompt_kind
+from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
+from .specific import stems as _stems
+
+__all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+
+FTS_COVERAGE = 0.6  # IDF-weighted share of the prompt's terms the best full-text hit must contain
+AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches this well opens the gate
+CJK_COVERAGE = 0.4  # share of a CJK prompt's character bigrams (particles and endings rarely match)
+TOP_HITS = 10  # how many full-text hits are inspected for coverage
+
+# Shipped vector gates (cosine similarity of the best neighbour), per embedder identity.
+# MiniLM: LoCoMo questions' top neighbour p5 = 0.48; unrelated prompts' p95 = 0.35 (LoCoMo
+# stores); `crib calibrate` on a LoCoMo store gives 0.40. The gate values here (0.42, coverage
+# 0.6, agreement 0.5) were chosen by a sweep over LoCoMo questions and the no-answer set: they
+# keep 99.7% of LoCoMo recall@10 and shut the gate on 98.5% of unrelated prompts. nomic-embed-text is not measurable here (no Ollama): its value is
+# a conservative guess; run `crib calibrate` with Ollama up.
+DEFAULT_GATES: dict[str, float] = {
+    "minilm:all-MiniLM-L6-v2:384": 0.42,
+    "ollama:nomic-embed-text:768": 0.60,
+    # e5 (bench/embedder_gate.py): its unrelated and answerable top cosines overlap (LoCoMo no-answer
+    # p95 0.841, answerable p5 0.831). 0.85 shut 98% of LoCoMo's no-answer prompts but cost 6.5
+    # points of injected R@10 on conv-26 (72.4 vs 78.4 raw); 0.84 keeps 77.2 of 77.9.
+    "e5:multilingual-e5-small-q4:384": 0.84,
+}
+FALLBACK_GATE = 0.45
+STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
+STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
+STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
+TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
+              "error": "error", "errors": "error", "bug": "error", "bugs": "error",
+              "problem": "error", "problems": "error", "failure": "error", "failures": "error",
+              "decide": "decision", "decided": "decision"}
+
+
+def named_types(text: str) -> set[str]:
+    """The entry types a prompt asks for by name ("which bugs did we fix…" → ``{"error"}``)."""
+    return {TYPE_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in TYPE_WORDS}
+
+
+ASK_WORDS = frozenset({"happen", "happened", "change", "changed", "changes", "do", "done", "work", "worked",
+                       "new", "learn", "learned", "learnt", "remember", "note", "notes", "memory", "memories"})
+"""Words that ask *what* without saying about what ("what happened yesterday?", "what did we learn?")."""
+
+
+def asks_by_time_alone(query: Query) -> bool:
+    """Whether a prompt asks for memories by time (and perhaps an entry type) and nothing else:
+    "what did we decide yesterday?", "what happened last week?". Its time window then names the
+    answer by itself: every entry written in it (of the named type) is relevant, with no word or
+    cosine evidence of its own, which such a prompt cannot give."""
+    if query.time_range is None:
+        return False
+    said = set(re.findall(r"[^\W_]+", query.time_phrase.lower()))  # the time words, as prepare() matched them
+    rest = [k for k in query.keywords if k.lower() not in said and k.lower() not in TYPE_WORDS and k.lower() not in ASK_WORDS]
+    return not rest
+
+
+WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most this share of the store
+WINDOW_MIN = 3  # ...or this many entries (a tiny store)
+WINDOW_LIMIT = 50  # most entries a prompt that asks by time alone takes from its window (newest first)
+WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
+FULL_SIZE = 200  # entries at which a store gets the full gate
+SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
+FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
+# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.channels.vectors, which
+# scales the cue discount with it) carries them to other embedders.
+
+
+# The per-hit floor is set by where relevant memories sit, not by the spread: MiniLM's floor
+# (0.32) is the 5th percentile of LoCoMo's evidence-turn cosines; e5's is 0.79 (coding set 0.805),
+# so its floor sits 0.06 below its gate (0.78) (a 0.015 margin cut half of LoCoMo's evidence: R@10 49 vs 58).
+FLOOR_MARGINS: dict[str, float] = {
+    "e5:multilingual-e5-small-q4:384": 0.06,
+}
+
+
+def floor_below_gate(key: str) -> float:
+    """How far below the gate an embedder's per-hit floor sits (its own cosine scale)."""
+    return FLOOR_MARGINS.get(key, FLOOR_BELOW_GATE * MARGIN_SCALE.get(key, 1.0))
+
+
+@dataclass
+class GateDecision:
+    """Whether to inject, and the evidence behind the decision (shown by ``--explain``)."""
+
+    open: bool
+    vector_top: float | None
+    vector_gate: float | None
+    fts_coverage: float | None
+    facts: bool
+    reason: str
+    time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
+    window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
+    distinctive: dict[int, str] = field(default_factory=dict)  # vector hits ≥ gate that are distinctive, and why
+
+
+def default_gate(key: str, entries: int) -> float:
+    """The shipped gate for an embedder, scaled to the store's size.
+
+    The nearest memory of an unrelated prompt gets closer as a store grows — it is the best of N
+    chances (off-topic probes' best cosine, p95: 0.23 on a 40-entry coding memory, 0.44 on a
+    600-turn LoCoMo conversation). So a small store gets a lower gate, rising log-linearly to
+    the full value at ``FULL_SIZE`` entries. One memory about "SQLite for storage" is then found by
+    "which storage engine did we pick?" (cosine 0.30), which a 600-entry store could not afford.
+    """
+    full = DEFAULT_GATES.get(key, FALLBACK_GATE)
+    if entries >= FULL_SIZE:
+        return full
+    share = math.log(max(1, entries)) / math.log(FULL_SIZE)
+    return full - SMALL_STORE_DROP * MARGIN_SCALE.get(key, 1.0) * (1.0 - share)
+
+
+def vector_gate(memory: "Memory") -> float:
+    """The gate for the active embedder: the shipped default for this store size, or a calibrated
+    value when that is higher (an older calibration that lowered it no longer does)."""
+    key = memory.embedder_key()
+    shipped = default_gate(key, memory.store.count_entries())
+    stored = memory.store.gate(key)
+    if stored is not None:
+        return max(stored, shipped)  # a calibration may raise the gate, never lower it
+    return shipped
+
+
+def _bigrams(text: str) -> set[str]:
+    """Every unigram and adjacent pair of an entry's (normalised) CJK text."""
+    grams: set[str] = set()
+    for run in CJK_RUN_RE.findall(normalise_cjk(text)):
+        grams.update(run)
+        grams.update(run[i:i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
+    """For each of the top full-text hits, the IDF-weighted share of the prompt's terms it contains.
+
+    Empty when the full-text channel did not run or found nothing. CJK prompts are measured by
+    the share of their character bigrams an entry contains. A word matches in any of its forms.
+    """
+    result = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "coverage" and c.ran), None)
+    if result is None or not result.hits:
+        return {}
+    ids = [h.entry_id for h in result.hits[:TOP_HITS]]
+    entries = memory.store.get_entries(ids)
+    coverage = {entry_id: 0.0 for entry_id in entries}
+    query_grams = set(cjk_grams(retrieval.query.text))  # the prompt's content grams, stop grams dropped
+    if query_grams:
+        # Rescaled so that CJK_COVERAGE of the bigrams counts as FTS_COVERAGE of the words.
+        scale = FTS_COVERAGE / CJK_COVERAGE
+        for entry in entries.values():
+            share = len(query_grams & _bigrams(entry.content[:MAX_SCAN_CHARS])) / len(query_grams)
+            coverage[entry.id] = min(1.0, share * scale)
+    weighted = term_weights(memory, retrieval.query.text)
+    mass = sum(w for _, w in weighted)
+    if mass > 0:
+        for entry in entries.values():
+            present = set(_stems(evidence_text(entry, MAX_SCAN_CHARS)))  # bounded cost per entry
+            got = sum(w for alts, w in weighted if contains(present, alts))
+            coverage[entry.id] = max(coverage[entry.id], got / mass)
+    return coverage
+
+
+def _gate_role(memory: "Memory", name: str) -> str:
+    """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
+    from ..channels.base import channel_attr
+
+    return str(channel_attr(memory, name, "gate", "match"))
+
+
+def _is_builtin(memory: "Memory", name: str) -> bool:
+    """Whether channel ``name`` is one of crib's own (only the reason text and ``facts`` flag differ)."""
+    channel = memory.registry.channels.get(name)
+    return type(channel).__module__.startswith("crib_plugin.") if channel is not None else False
+
+
+def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
+    """Open the gate when any channel's best evidence is strong enough (see module docstring)."""
+    vector = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "similarity" and c.ran), None)
+    top = max((h.score for h in vector.hits), default=None) if vector else None
+    gate = None
+    if vector is not None:
+        try:
+            gate = vector_gate(memory)
+        except Exception:  # no embedder: the vector channel could not have run either
+            gate = None
+    per_entry = fts_coverage(memory, retrieval)
+    coverage = max(per_entry.values(), default=None)
+    floor = (gate - floor_below_gate(memory.embedder_key())) if gate is not None else None
+    agreeing = [
+        h.entry_id
+        for h in (vector.hits if vector and floor is not None else [])
+        if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
+    ]
+    window = _in_window(memory, retrieval, floor, per_entry)
+    extra = vector_extras(retrieval, floor, memory.store.count_entries())
+    matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
+               and any(h.passed_floor for h in c.hits)]
+    builtin = [h.entry_id for c in matched if _is_builtin(memory, c.channel) for h in c.hits if h.passed_floor]
+    facts = bool(builtin) and facts_bear(memory, retrieval, builtin)
+    others = [c for c in matched if not _is_builtin(memory, c.channel)]
+    distinct = distinctive(memory, retrieval, gate) if top is not None and gate is not None and top >= gate else {}
+    reasons = _vector_reasons(top, gate, distinct)
+    if coverage is not None:
+        reasons.append(f"fts coverage {coverage:.2f} {'≥' if coverage >= FTS_COVERAGE else '<'} {FTS_COVERAGE:.2f}")
+    if agreeing:
+        reasons.append(f"vector and fts agree on entry {agreeing[0]}")
+    if facts:
+        reasons.append("facts matched on two counts")
+    elif builtin:
+        reasons.append("facts matched on two counts, but no matched memory shares a specific word with the task")
+    if others:
+        reasons.append("plugin channel " + ", ".join(c.channel for c in others))
+    if window:
+        reasons.append(f"the prompt's time window holds entry {window[0]}")
+    for entry_id, why in extra.items():
+        reasons.append(f"entry {entry_id}: {why}")
+    evidence_open = bool(
+        distinct
+        or (coverage is not None and coverage >= FTS_COVERAGE)
+        or agreeing
+        or facts
+        or others
+        or extra
+    )
+    is_open = evidence_open or bool(window)
+    reason = "; ".join(reasons) or "no channel found anything"
+    return GateDecision(
+        is_open, top, gate, coverage, facts, reason,
+        time_only=is_open and not evidence_open, window=tuple(window), distinctive=distinct,
+    )
+
+
+def _vector_reasons(top: float | None, gate: float | None, distinct: dict[int, str]) -> list[str]:
+    """The vector channel's part of the gate's reason (for ``--explain``)."""
+    if top is None or gate is None:
+        return []
+    reasons = [f"vector top {top:.3f} {'≥' if top >= gate else '<'} gate {gate:.2f}"]
+    if top >= gate:
+        reasons.append(
+            f"distinctive: entry {next(iter(distinct))} {next(iter(distinct.values()))}" if distinct
+            else "no hit above the gate is distinctive (no specific shared term, none above the crowd)"
+        )
+    return reasons
+
+
+def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
+    """Hits written inside the prompt's time window ("last month") with a little evidence of their own.
+
+    A prompt such as "what did we change in the infrastructure last month?" names what it wants by
+    time more than by words; the window opens the gate for the entries written in it that some
+    channel found (a cosine above the floor, or any full-text match).
+    """
+    span = retrieval.query.time_range
+    if span is None or memory is None:
+        return []
+    start, end = span
+    if not selective_window(memory, span):
+        return []  # a window that holds most of the store ("this year") says nothing about what is wanted
+    found = [
+        hit.entry.id for hit in retrieval.hits
+        if start <= hit.entry.created_at < end and ("fts" in hit.channels or coverage.get(hit.entry.id, 0.0) > 0)
+    ]
+    if asks_by_time_alone(retrieval.query):
+        named = named_types(retrieval.query.text)
+        found += [i for i in memory.store.entry_ids_between(start, end, sorted(named) or None, WINDOW_LIMIT)
+                  if i not in found]
+        return found
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is not None and floor is not None:
+        near = [h.entry_id for h in vector.hits if h.score >= floor - WINDOW_FLOOR_DROP and h.entry_id not in found]
+        for entry in memory.store.get_entries(near).values():
+            if start <= entry.created_at < end:
+                found.append(entry.id)
+    return found
+
+
+def selective_window(memory: "Memory", span: tuple[str, str]) -> bool:
+    """Whether a time window names a part of the store: at most :data:`WINDOW_SHARE` of its entries
+    (or :data:`WINDOW_MIN`) — "last month" does, "this year" on a year-old store does not."""
+    total = memory.store.count_entries()
+    return memory.store.count_entries_between(*span) <= max(WINDOW_MIN, WINDOW_SHARE * total)
+
+
+def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
+    """Apply the gate to a retrieval in place: when shut, its hits and facts are dropped."""
+    decision = decide(memory, retrieval)
+    if decision.open and decision.window:
+        _add_window_hits(memory, retrieval, decision.window)
+    if not decision.open:
+        for hit in retrieval.hits:
+            retrieval.dropped.append((hit.entry.id, f"relevance gate shut ({decision.reason})"))
+        retrieval.hits = []
+        retrieval.facts = []
+    retrieval.gate = decision
+    return decision
+
+
+
+def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
+    """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
+    from ...core.records import Hit
+
+    have = {h.entry.id for h in retrieval.hits}
+    missing = [i for i in ids if i not in have]
+    if not missing:
+        return
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    scores = {h.entry_id: h for h in vector.hits} if vector else {}
+    lowest = min((h.score for h in retrieval.hits), default=1.0)
+    entries = memory.store.get_entries(missing)
+    for entry_id in missing:
+        if entry_id in entries:
+            channel_hit = scores.get(entry_id)
+            retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}))
+            retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
+
+
+def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> dict[int, str]:
+    """Vector hits above the floor (below the gate) that still count as evidence, with why.
+
+    * **stands out** (stores of at most :data:`STANDOUT_STORE` entries): the vector channel's top
+      hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
+      neighbours are all alike, a paraphrase's is not
+      ("preventing the agent from remembering useless things" → the trivia memory);
+    * **a task's top stands out of its crowd** (any store): the top hit is above the floor and
+      :data:`crib_plugin.specific.STANDOUT_CROWD` above the prompt's 10th-best cosine — a task phrased
+      unlike its memory ("the crash when cutting long lines that contain accented letters") is far
+      nearer to it than to the rest, though below the gate. Questions keep the absolute gate: on the
+      no-answer set this rule for questions let "when does daylight saving time end this year?" reach
+      a memory about UTC dates;
+    * **its type is named**: the prompt asks for a type ("every decision we made about …") and
+      the hit is of that type.
+    """
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is None or floor is None or not vector.hits:
+        return {}
+    ranked = sorted(vector.hits, key=lambda h: -h.score)
+    extras: dict[int, str] = {}
+    top = ranked[0]
+    runner_up = ranked[1].score if len(ranked) > 1 else floor
+    if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
+        extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
+    crowd = crowd_level([h.score for h in vector.hits])
+    if crowd is not None and top.score >= floor and top.score - crowd >= STANDOUT_CROWD and prompt_kind(retrieval.query.text) == "task":
+        extras.setdefault(top.entry_id, f"vector top {top.score - crowd:.2f} above the task's crowd")
+    named = named_types(retrieval.query.text)
+    if named:
+        types = {h.entry.id: h.entry.type for h in retrieval.hits}
+        for hit in ranked:
+            if hit.score >= floor and types.get(hit.entry_id) in named:
+                extras.setdefault(hit.entry_id, f"a {types[hit.entry_id]} above the vector floor, and the prompt asks for that type")
+    return extras

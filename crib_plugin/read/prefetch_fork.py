@@ -1,0 +1,124 @@
+"""The forked side of the prefetch worker: forking, detaching the child, the child's life, message framing.
+
+:mod:`crib_plugin.prefetch` drives it from the parent (:class:`~crib_plugin.prefetch.Worker`,
+:class:`~crib_plugin.prefetch.PrefetchedEmbedder`); this module holds what runs in the child and the
+bookkeeping of finished children (:func:`reap_finished`). Nothing here imports numpy at module level.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from typing import Any, Callable
+
+from ..core import errors
+
+DEADLINE = 60.0
+"""Seconds the parent waits for the child's answer before embedding in-process instead."""
+
+_unreaped: list[int] = []
+
+
+def reap_finished(*, wait: bool = False) -> None:
+    """Collect the exit status of workers that were stopped earlier (``wait``: block until all are)."""
+    for pid in list(_unreaped):
+        try:
+            done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler, os.wait by the host)
+            done = pid
+        if done:
+            _unreaped.remove(pid)
+
+
+def _fork() -> int:
+    """``os.fork()``, without Python 3.12's warning about forking a threaded process (the hook
+    runs its work in a thread; the child only embeds and exits, taking no lock another thread
+    could hold)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
+def _detach() -> None:
+    """Cut the child loose from the parent's standard streams and bound its life.
+
+    A host reading the parent's stdout (Claude Code, ``subprocess.run``) waits for every holder
+    of that pipe to close it: a worker stuck on a hanging Ollama must not keep the prompt waiting
+    after the parent has given up and exited. ``alarm`` ends the child even then.
+    """
+    import signal
+
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    signal.alarm(int(DEADLINE) + 1)
+
+
+def _child(request_fd: int, answer_fd: int, text: str) -> None:
+    """The child's life: import numpy while the parent loads the rest, then embed on request."""
+    import gc
+
+    gc.disable()  # a short life: collecting would only copy the parent's pages (copy-on-write)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one short query: a BLAS pool only costs
+    try:
+        import numpy  # noqa: F401 - speculative: every built-in embedder needs it
+    except Exception:
+        pass
+    chunks: list[bytes] = []
+    while chunk := os.read(request_fd, 1 << 16):
+        chunks.append(chunk)
+    if not chunks:
+        return  # cancelled: the parent does not need a vector
+    try:
+        factory = pickle.loads(b"".join(chunks))
+    except Exception:  # the factory's module does not import here: the parent embeds itself
+        _send(answer_fd, {"fallback": True})
+        return
+    _embed_in_child(factory, text, lambda message: _send(answer_fd, message))
+
+
+def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[str, Any]], None]) -> None:
+    """The child's whole job, as two messages: the embedder's identity, then the vector.
+
+    The identity goes first because the parent may need only that (the vector channel skips a
+    CJK prompt for an English-only model without waiting for its embedding). Errors are sent
+    with the step that raised them (``make`` or ``embed``), so the parent raises each where the
+    in-process embedder would have: an embedder that cannot embed still has an identity.
+    """
+    try:
+        embedder = factory()
+        send({
+            "name": str(embedder.name),
+            "model": str(embedder.model),
+            "dim": int(embedder.dim),
+            "multilingual": bool(getattr(embedder, "multilingual", True)),
+        })
+    except errors.CribError as exc:
+        send({"make_error": (type(exc).__name__, str(exc))})
+        return
+    except BaseException:  # a bug: let the parent run the real embedder and meet it there
+        send({"fallback": True})
+        return
+    try:
+        from .channels.vectors import to_blob
+
+        send({"blob": to_blob(embedder.embed_query(text))})
+    except errors.CribError as exc:
+        send({"embed_error": (type(exc).__name__, str(exc))})
+    except BaseException:
+        send({"fallback": True})
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    """One message: 4-byte little-endian length, then the pickle."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, len(data).to_bytes(4, "little") + data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,119 @@
+"""The read path: prompt → query → channels → fusion → (budget) → hits, with a report of each stage.
+
+``Memory.recall`` returns a :class:`~crib_plugin.records.Retrieval` carrying every channel's own
+ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why a memory was
+(or was not) injected.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from ..core.errors import ConfigError, CribError
+from ..core.limits import bound_prompt
+from ..core.records import ChannelResult, Fact, Hit, Retrieval
+from .fusion import fuse
+from .query import prepare
+from .temporal import adjust_hits
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+
+CANDIDATES = 50  # how deep each channel ranks before fusion
+
+
+def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
+    """Run one channel; a failure becomes ``ran=False`` with its reason, never an exception."""
+    channel = memory.registry.channels[name]
+    started = time.perf_counter()
+    try:
+        result = channel.search(memory, query, limit)
+    except CribError as exc:
+        result = ChannelResult(channel=name, ran=False, note=str(exc))
+    except Exception as exc:  # a third-party channel's bug must not break retrieval
+        result = ChannelResult(channel=name, ran=False, note=f"{type(exc).__name__}: {exc}")
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def select_channels(memory: "Memory", names: Sequence[str] | None) -> list[str]:
+    names = list(names or memory.settings.channels or memory.registry.channels)
+    unknown = [n for n in names if n not in memory.registry.channels]
+    if unknown:
+        known = ", ".join(sorted(memory.registry.channels))
+        raise ConfigError(f"unknown channel {', '.join(unknown)} (available: {known})")
+    return names
+
+
+def recall(
+    memory: "Memory",
+    text: str,
+    *,
+    channels: Sequence[str] | None = None,
+    candidates: int = CANDIDATES,
+) -> Retrieval:
+    """Run the selected channels on ``text`` and fuse them. Floors apply; the budget does not."""
+    started = time.perf_counter()
+    query = prepare(bound_prompt(text))  # bounded cost whatever the prompt's length
+    retrieval = Retrieval(query=query)
+    retrieval.timings["prepare"] = time.perf_counter() - started
+    if not query.text:
+        return retrieval
+    names = select_channels(memory, channels)
+    results: dict[str, ChannelResult] = {}
+    read_ahead = False
+    for name in sorted(names, key=lambda n: _needs_embedding(memory, n)):
+        if not read_ahead and _needs_embedding(memory, name):
+            # the first channel that needs the embedding may wait for the prefetch worker:
+            # meanwhile, read ahead what the reranker will need for the hits found so far
+            read_ahead = True
+            memory.while_embedding(_rerank_pool(results.values()), query.text)
+        results[name] = run_channel(memory, name, query, candidates)
+    for name in names:  # reported (and fused) in the selected order, whatever order they ran in
+        result = results[name]
+        retrieval.channels.append(result)
+        retrieval.timings[name] = result.seconds
+        for hit in result.hits:
+            if not hit.passed_floor:
+                retrieval.dropped.append((hit.entry_id, f"{name} floor"))
+    return assemble(memory, retrieval)
+
+
+def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
+    """The entries the offline reranker is likely to compare: each channel's best hits."""
+    from .rerank import MMR_DEPTH
+
+    pool: dict[int, None] = {}
+    for result in results:
+        for hit in result.hits[:MMR_DEPTH]:
+            if hit.passed_floor:
+                pool.setdefault(hit.entry_id, None)
+    return list(pool)
+
+
+def _needs_embedding(memory: "Memory", name: str) -> bool:
+    """Channels that wait for the query embedding run last: in a cold process it is still being
+    computed by the prefetch worker (:mod:`crib_plugin.prefetch`) while the others run."""
+    return bool(getattr(memory.registry.channels[name], "needs_embedding", False))
+
+
+def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
+    """Fuse the channel results already in ``retrieval`` into hits and facts (in place).
+
+    ``only`` restricts fusion to some of the channels that ran — the evaluation uses it to score
+    every channel alone and fused from one run of each channel.
+    """
+    mark = time.perf_counter()
+    results = [r for r in retrieval.channels if only is None or r.channel in only]
+    fused = fuse(results, weights=memory.channel_weights())
+    entries = memory.store.get_entries([f.entry_id for f in fused])
+    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
+    adjust_hits(memory, retrieval)  # time range boost, newer first on near-ties, corrections first
+    facts: dict[int, Fact] = {}
+    for result in results:
+        for fact in result.facts:
+            facts.setdefault(fact.id, fact)
+    retrieval.facts = sorted(facts.values(), key=lambda f: -f.score)
+    retrieval.timings["fuse"] = time.perf_counter() - mark
+    return retrieval

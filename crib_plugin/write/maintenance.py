@@ -1,0 +1,150 @@
+"""The maintenance work behind ``Memory.reindex`` and ``Memory.import_records``.
+
+``memory`` is the :class:`~crib_plugin.memory.Memory` facade (store, registry, models); it is not
+imported here, so the facade can import this module (lazily: the prompt path never needs it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..core.errors import ConfigError, InputError, ModelError
+from ..core.records import Entry
+from ..core.timeutil import normalise_iso
+from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
+
+
+def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Drain the queues: extract the facts of entries whose extraction was deferred, then
+    embed every entry that lacks a vector in the (new) active embedder's space.
+
+    ``embedder`` switches the store to another embedder explicitly: its vectors go to their own
+    table, and the store records the new choice only once every entry has been embedded.
+    Each batch commits on its own (a kill keeps it; a rerun continues from the next);
+    ``on_progress(done, total)`` follows the batches.
+    """
+    from .path import drain_extractions
+
+    extracted = drain_extractions(memory, on_progress)
+    store = memory.store
+    if embedder:
+        embedder = embedder.lower()
+        if embedder not in memory.registry.embedders:
+            raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(memory.registry.embedders))})")
+        memory._embedder = memory.registry.make("embedders", embedder)
+    model = memory.embedder()
+    from ..models.base import embedder_key
+
+    key = embedder_key(model)
+    probe = model.embed_documents(["crib reindex probe"])
+    table = store.ensure_vector_space(key, int(probe.shape[1]))
+    missing = store.entries_without_vector(table)
+    done = _embed_missing(memory, model, table, missing, on_progress)
+    _embed_missing_cues(memory, model, key, int(probe.shape[1]))
+    with store.transaction():
+        store.set_embedder_name(model.name)
+        store.clear_embedded_pending(table)
+        from .manage import record_audit
+
+        record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
+    return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
+
+
+def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_progress: Callable[[int, int], None] | None) -> int:
+    """Embed the entries ``missing`` from ``table``, batch by batch (each batch commits); returns how many."""
+    from ..read.channels.vectors import to_blob
+
+    store = memory.store
+    done = 0
+    if on_progress is not None:
+        on_progress(0, len(missing))
+    for start in range(0, len(missing), EMBED_BATCH):
+        ids = missing[start:start + EMBED_BATCH]
+        entries = store.get_entries(ids)
+        previous = [previous_of(memory, entries[i]) for i in ids]
+        notes: list[str] = []
+        vectors = memory._embed([entries[i].content for i in ids], previous, notes)
+        if vectors is None:
+            raise ModelError(notes[0])
+        with store.transaction():
+            for entry_id, vector in zip(ids, vectors):
+                store.put_vector(table, entry_id, to_blob(vector))
+                store.clear_pending(entry_id, model.name)
+        done += len(ids)
+        if on_progress is not None:
+            on_progress(done, len(missing))
+    return done
+
+
+def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
+    """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
+    entry written while the model was down, or a switch of embedder)."""
+    from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
+    from ..read.channels.vectors import to_blob
+
+    store = memory.store
+    if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
+        return  # no cue anywhere: no cue space (and no second k-NN per prompt)
+    cue_table = store.ensure_vector_space(cue_space_key(key), dim)
+    missing = store.entries_without_vector(cue_table, with_metadata=CUE_KEY)
+    for start in range(0, len(missing), EMBED_BATCH):
+        entries = store.get_entries(missing[start:start + EMBED_BATCH])
+        cues = {entry_id: cue_of(e.metadata) for entry_id, e in entries.items()}
+        notes: list[str] = []
+        vectors = embed_cues(memory, list(cues.values()), notes)
+        if vectors is None:
+            raise ModelError(notes[0])
+        with store.transaction():
+            for entry_id, vector in zip(cues, vectors):
+                if vector is not None:
+                    store.put_vector(cue_table, entry_id, to_blob(vector))
+
+
+def previous_of(memory: Any, entry: Entry) -> str | None:
+    """The content of the entry before ``entry`` in its thread, or ``None`` (embedding context)."""
+    from ..store.sqlite import thread_of
+
+    thread = thread_of(entry.metadata)
+    if thread is None:
+        return None
+    before = memory.store.thread_neighbours(thread, entry.id)[0]
+    found = memory.store.get_entry(before) if before is not None else None
+    return found.content if found else None
+
+
+def import_records(
+    memory: Any, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+) -> list[WriteReport]:
+    """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
+
+    All records are validated before anything is written, so a bad line loses nothing and
+    writes nothing. Then they are written in batches that each commit (a kill keeps every
+    batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
+    """
+    from ..core.limits import check_entry, check_metadata
+    from .clean import validate_type
+
+    items: list[NewEntry] = []
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, dict):
+            raise InputError(f"record {number}: expected a JSON object")
+        content = record.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise InputError(f"record {number}: 'content' must be a non-empty string")
+        metadata = record.get("metadata") or {}
+        try:
+            check_entry(content)
+            check_metadata(metadata)
+            entry_type = validate_type(str(record.get("type") or "note"), memory.registry.types or None)
+            created = normalise_iso(record.get("created_at"))
+        except InputError as exc:
+            raise InputError(f"record {number}: {exc}") from exc
+        items.append(NewEntry(content, entry_type, created, metadata))
+    reports = memory.write_many(items, on_progress=on_progress, audit=None)
+    new = [r.entry_id for r in reports if not r.duplicate]
+    with memory.store.transaction():
+        from .manage import record_audit
+
+        record_audit(memory.store, "import", None, entries=len(new), duplicates=len(reports) - len(new),
+                     first_id=min(new, default=None), last_id=max(new, default=None))
+    return reports

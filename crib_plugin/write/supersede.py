@@ -1,0 +1,223 @@
+"""Entries superseded by later entries: recorded on write, honoured on injection.
+
+Facts were already versioned (a correction closes the fact it replaces); entries were not, so a
+superseded memory ("MSRV is 1.74") could be injected alone, without its correction ("MSRV is now
+1.80"). Migration 4 adds ``entries.superseded_by``; this module fills it and uses it:
+
+* **On write** (:func:`record_supersession`), a ``correction``, ``decision`` or ``preference``
+  entry that names the value it replaces ("raised from 1.74 to 1.80", "RabbitMQ instead of
+  Redis", "switched from fish to zsh", "no longer integer cents") supersedes the older entry that
+  states that value and shares :data:`VALUE_WORDS` other content words with it. Failing that, a
+  ``correction`` or ``decision`` supersedes
+
+  - every older entry whose facts its own facts closed (same subject and predicate, another
+    object — the fact consolidation rules of :mod:`crib_plugin.facts`), and
+  - else the nearest older entry by vector when it restates the same subject (cosine ≥
+    :data:`RESTATES_COSINE` and ≥ :data:`RESTATES_WORDS` shared content words): "atlas moved to
+    Node 22" after "atlas pins Node 20";
+  - for a ``correction`` with neither: the one older entry it shares the most content words
+    with, when that is at least :data:`SHARED_WORDS` of them *and* most of the correction's own
+    content words (:data:`SHARED_SHARE`) — "MSRV is now 1.80, not 1.74" against "MSRV is 1.74".
+
+  An ``error`` records an event ("CI failed on 1.74, fixed with once_cell") that a later entry does
+  not make untrue: only an entry naming its value (its fix: "no longer needs NODE_OPTIONS=…")
+  supersedes it, never a mere resemblance.
+
+* **On injection** (:func:`attach_successors`), a kept entry that was superseded is never shown
+  alone: its newest successor is added right after it (when it is not already kept) and the old
+  entry is marked superseded in the block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.records import Retrieval
+    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+
+SUPERSEDING_TYPES = ("correction", "decision")
+VALUE_TYPES = ("correction", "decision", "preference")
+"""Types whose "from X to Y" / "instead of X" names an older entry's value (preferences change too)."""
+EVENT_TYPES = ("error",)
+"""Types that record an event and are never superseded."""
+VALUE_WORDS = 2
+"""Content words besides the old value an entry must share with the new one to be its predecessor."""
+_OLD_VALUE = re.compile(
+    r"\bfrom\s+[`\"'(]?(?P<from>\w[\w.+#/-]*)[`\"')]?(?:\s+\w+)?\s+to\s"  # "from 1.74 to 1.80"
+    r"|\b(?:instead\s+of|rather\s+than|replac(?:es|ed|ing)|no\s+longer(?:\s+(?:uses?|is|are|needs?))?)\s+"
+    r"[`\"'(]?(?P<old>\w[\w.+#/-]*)",
+    re.IGNORECASE,
+)
+SHARED_WORDS = 3
+"""Content words a correction must share with an older entry to supersede it without a fact."""
+SHARED_SHARE = 0.5
+"""...and the share of the correction's own content words those must be."""
+CANDIDATES = 20
+RESTATES_COSINE = 0.62
+"""Cosine (MiniLM) at which a new decision/correction restates an older entry's subject. On the
+coding evaluation's memories (all 13 labelled supersede chains, 58 other decisions): 12 of 13
+chains found, 3 false links."""
+RESTATES_WORDS = 4
+"""...and the content words they must share (a project name alone is not a subject)."""
+
+
+def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[int]:
+    """Entries (other than ``entry_id``) that stated a fact one of ``relation_ids`` superseded."""
+    return store.entries_stating_superseded(relation_ids, entry_id)
+
+
+def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
+    """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
+    hits of each of ``texts``: the candidates a new entry may supersede by its words."""
+    from ..read.query import prepare
+
+    near: set[int] = set()
+    for text in texts:
+        expression = prepare(text).fts_expression
+        near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
+    return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
+
+
+def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
+    """The older entry a fact-less correction most plausibly corrects (see module docstring)."""
+    from ..read.temporal import _content_words
+
+    own = _content_words(content)
+    if len(own) < SHARED_WORDS:
+        return None
+    best: tuple[int, int] | None = None
+    for entry in _older_neighbours(store, entry_id, [content], created_at):
+        if entry.type in EVENT_TYPES:
+            continue
+        shared = len(own.keys() & _content_words(entry.content).keys())
+        if shared >= SHARED_WORDS and shared >= SHARED_SHARE * len(own) and (best is None or shared > best[0]):
+            best = (shared, entry.id)
+    return best[1] if best else None
+
+
+def old_values(content: str) -> list[str]:
+    """The values a new entry says it replaces: "from 1.74 to 1.80" → ``["1.74"]``, "RabbitMQ
+    instead of Redis" → ``["Redis"]`` (stop words such as "the" are skipped)."""
+    from ..text.words import STOP_WORDS
+
+    out: list[str] = []
+    for match in _OLD_VALUE.finditer(content):
+        value = (match.group("from") or match.group("old")).rstrip(".,;:")
+        if value and value.lower() not in STOP_WORDS and value not in out:
+            out.append(value)
+    return out
+
+
+def _by_changed_value(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
+    """The older entry stating the value this one replaces, sharing :data:`VALUE_WORDS` more
+    content words with it: a belief (decision, note…) before an event (an error whose fix named the
+    value), then the most shared words. Naming the value is explicit enough to supersede an error's fix."""
+    from ..read.temporal import _content_words
+
+    values = old_values(content)
+    if not values:
+        return None
+    own = _content_words(content)
+    # entries like this one, and entries naming a value (a bare "5" is too common to search alone)
+    entries = _older_neighbours(store, entry_id, [content, *values], created_at)
+    best: tuple[tuple[bool, int], int] | None = None
+    for value in values:
+        value_words = _content_words(value).keys()
+        if not value_words:
+            continue
+        for entry in entries:
+            theirs = _content_words(entry.content).keys()
+            if not value_words <= theirs:
+                continue
+            shared = len((own.keys() & theirs) - value_words)
+            rank = (entry.type not in EVENT_TYPES, shared)  # a belief before an event that mentions the value
+            if shared >= VALUE_WORDS and (best is None or rank > best[0]):
+                best = (rank, entry.id)
+    return best[1] if best else None
+
+
+def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: str | None, vector: bytes | None) -> int | None:
+    """The older entry a new decision or correction restates: its nearest older neighbour, when the
+    cosine reaches :data:`RESTATES_COSINE` and they share :data:`RESTATES_WORDS` content words.
+    Events and entries already superseded are passed over."""
+    if table is None or vector is None:
+        return None
+    from ..read.temporal import _content_words
+
+    own = _content_words(content)
+    near = [(i, 1.0 - d) for i, d in store.vector_search(table, vector, CANDIDATES // 4) if i != entry_id]
+    entries = store.get_entries([i for i, _ in near])
+    replaced = store.superseded([i for i, _ in near])  # a resemblance to a replaced entry is no claim on it
+    for other, cosine in near:  # nearest first
+        entry = entries.get(other)
+        if entry is None or entry.created_at > created_at or cosine < RESTATES_COSINE or entry.type in EVENT_TYPES:
+            continue
+        if other in replaced:
+            continue
+        if len(own.keys() & _content_words(entry.content).keys()) >= RESTATES_WORDS:
+            return other
+    return None
+
+
+def record_supersession(
+    store: Any, entry_id: int, entry_type: str, content: str, created_at: str, relation_ids: Sequence[int],
+    *, table: str | None = None, vector: bytes | None = None,
+) -> list[int]:
+    """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids."""
+    if entry_type not in SUPERSEDING_TYPES + VALUE_TYPES:
+        return []
+    found = _by_changed_value(store, entry_id, content, created_at)
+    old = [found] if found is not None else []
+    if not old and entry_type in SUPERSEDING_TYPES:
+        old = [i for i in _closed_by(store, relation_ids, entry_id) if _older(store, i, created_at)]
+    if not old and entry_type in SUPERSEDING_TYPES:
+        found = _by_vector(store, entry_id, content, created_at, table, vector)
+        old = [found] if found is not None else []
+    if not old and entry_type == "correction":
+        found = _by_shared_words(store, entry_id, content, created_at)
+        old = [found] if found is not None else []
+    for old_id in old:
+        store.supersede_entry(old_id, entry_id)
+    return old
+
+
+def _older(store: Any, other: int, created_at: str) -> bool:
+    """Whether entry ``other`` was written no later than ``created_at`` and states a belief (not an event)."""
+    entry = store.get_entry(other)
+    return entry is not None and entry.created_at <= created_at and entry.type not in EVENT_TYPES
+
+
+def attach_successors(memory: Memory, retrieval: Retrieval) -> None:
+    """Never show a superseded entry alone: add its newest successor after it and mark it (in place)."""
+    from ..core.records import Hit
+
+    hits = retrieval.hits
+    if not hits:
+        return
+    try:
+        replaced = memory.store.superseded([h.entry.id for h in hits])
+    except Exception:  # a store without migration 4 (a plugin store): nothing is marked
+        return
+    if not replaced:
+        return
+    kept = {h.entry.id for h in hits}
+    out = []
+    for hit in hits:
+        out.append(hit)
+        if hit.entry.id not in replaced:
+            continue
+        newest = memory.store.successor_of(hit.entry.id) or replaced[hit.entry.id]
+        hit.entry.superseded_by = newest
+        retrieval.notes.append((hit.entry.id, f"superseded by entry {newest}: shown with it, marked superseded"))
+        if newest in kept:
+            continue
+        successor = memory.store.get_entry(newest)
+        if successor is None:
+            continue
+        kept.add(newest)
+        out.append(Hit(successor, hit.score, {}))
+        retrieval.notes.append((newest, f"added: supersedes entry {hit.entry.id}, which was kept"))
+    retrieval.hits = out
