@@ -1,4 +1,4 @@
-"""Calibrate the pointer tier's "maybe" bar (:mod:`crib_plugin.pointers`) on the coding set's dev split and on LoCoMo.
+"""Calibrate the pointer tier's "maybe" bar (:mod:`crib_plugin.read.pointers`) on the coding set's dev split and on LoCoMo.
 
 For each setting of the bar — the share of the reference score a candidate needs
 (``MAYBE_RELATIVE``), the most pointers a block holds (``MAX_POINTERS``) and the crowd margin of
@@ -22,8 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crib_plugin import pointers  # noqa: E402
-from crib_plugin.evaluation import coding  # noqa: E402
+from crib_eval import coding  # noqa: E402
+from crib_plugin.read import pointers  # noqa: E402
 
 
 def _floats(values: list[str] | None, default: float) -> list[float]:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _locomo_setup(args: argparse.Namespace) -> tuple[Any, Any]:
-    from crib_plugin.evaluation import locomo
+    from crib_eval import locomo
 
     path = locomo.default_data_path()
     conversations = locomo.load(path)[: args.conversations]
@@ -78,7 +78,7 @@ def _locomo_setup(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _locomo_row(conversations: Any, stores: Any, questions: int | None) -> str:
-    from crib_plugin.evaluation import locomo
+    from crib_eval import locomo
 
     report = locomo.evaluate(conversations, stores, limit_questions=questions)
     entries, union = report.blocks["per-entry cut"], report.blocks["per-entry cut ∪ pointers"]

@@ -268,7 +268,7 @@ def evaluate(
                     for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
                         block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
                         report.add_block(name, ranked_ids(block.hits), question)
-                        if per_entry:  # the same block with its one-line pointers (crib_plugin.pointers)
+                        if per_entry:  # the same block with its one-line pointers (crib_plugin.read.pointers)
                             report.add_block("per-entry cut ∪ pointers", ranked_ids(block.hits) + ranked_ids(block.pointers), question)
                 report.questions += 1
         if progress:

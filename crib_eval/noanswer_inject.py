@@ -32,7 +32,7 @@ class Injection:
     contents: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     fts_matched: bool | None = None  # the word/trigram index returned something before floors; None: fts did not run
-    pointer_ids: list[int] = field(default_factory=list)  # entries given as one-line pointers (crib_plugin.pointers)
+    pointer_ids: list[int] = field(default_factory=list)  # entries given as one-line pointers (crib_plugin.read.pointers)
 
     @property
     def injected(self) -> bool:

@@ -1,4 +1,4 @@
-"""The pointer tier (crib_plugin.pointers): which candidates become one-line pointers, and how they
+"""The pointer tier (crib_plugin.read.pointers): which candidates become one-line pointers, and how they
 are rendered, explained, de-duplicated per session and measured."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from crib_plugin import pointers
-from crib_plugin.explain import explain_text
-from crib_plugin.pointers import choose_pointers, merge_pointers, snippet
-from crib_plugin.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
-from crib_plugin.render import CONTEXT, render_block
-from crib_plugin.scrub import scrub_text
+from crib_plugin.core.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
+from crib_plugin.output.explain import explain_text
+from crib_plugin.output.render import CONTEXT, render_block
+from crib_plugin.read import pointers
+from crib_plugin.read.pointers import choose_pointers, merge_pointers, snippet
+from crib_plugin.text.scrub import scrub_text
 
 DAY = "2026-06-01T10:00:00Z"
 
@@ -210,7 +210,7 @@ def billing(memory: Any) -> Any:
 
 
 def test_a_session_is_not_given_the_same_pointer_twice(billing: Any) -> None:
-    from crib_plugin.session import Session
+    from crib_plugin.plugins.session import Session
 
     prompt = "how are invoices rendered as PDF in the billing service?"
     first = billing.select(billing.recall(prompt))
@@ -224,7 +224,7 @@ def test_a_session_is_not_given_the_same_pointer_twice(billing: Any) -> None:
 
 
 def test_the_claude_session_record_keeps_the_pointers(tmp_path: Any) -> None:
-    from crib_plugin.claude.state import SessionState
+    from crib_plugin.hosts.claude.state import SessionState
 
     state = SessionState.for_session(tmp_path / "crib.db", "abc")
     state.pointers = {3, -4}
@@ -244,7 +244,7 @@ def test_memory_retrieve_and_crib_retrieve_explain_show_the_pointers(billing: An
 
 
 def test_coding_metrics_count_pointers_silence_and_tokens_on_hand_made_outcomes() -> None:
-    from crib_plugin.evaluation.coding import CodingPrompt, Outcome, summarise
+    from crib_eval.coding import CodingPrompt, Outcome, summarise
 
     def outcome(kind: str, relevant: list[str], injected: list[str], pointed: list[str], chars: int) -> Outcome:
         prompt = CodingPrompt(f"{kind}{len(injected)}{len(pointed)}", "p", kind, tuple(relevant), (), "dev", "on")
@@ -265,7 +265,7 @@ def test_coding_metrics_count_pointers_silence_and_tokens_on_hand_made_outcomes(
 
 
 def test_locomo_report_puts_the_block_with_its_pointers_beside_the_entries() -> None:
-    from crib_plugin.evaluation.locomo import Question, Report
+    from crib_eval.locomo import Question, Report
 
     report = Report()
     question = Question("when?", {"D1:1", "D1:2"}, 2)
@@ -278,7 +278,7 @@ def test_locomo_report_puts_the_block_with_its_pointers_beside_the_entries() -> 
 def test_locomo_evaluate_scores_the_block_with_its_pointers(tmp_path: Any) -> None:
     """A tiny conversation through crib's LoCoMo harness: the ∪-pointers row is the entries plus
     the pointers of the very same block, so it never holds less evidence."""
-    from crib_plugin.evaluation.locomo import Conversation, Question, Turn, build_store, evaluate
+    from crib_eval.locomo import Conversation, Question, Turn, build_store, evaluate
 
     lines = [
         "Mel: I adopted a rescue greyhound named Biscuit last spring",
@@ -303,7 +303,7 @@ def test_locomo_evaluate_scores_the_block_with_its_pointers(tmp_path: Any) -> No
 
 
 def test_a_capped_block_drops_its_pointers_before_any_entry() -> None:
-    from crib_plugin.builtin_hooks import render_within
+    from crib_plugin.plugins.default_plugins.hooks import render_within
 
     class Selected:
         def __init__(self) -> None:
@@ -321,7 +321,7 @@ def test_a_capped_block_drops_its_pointers_before_any_entry() -> None:
 def test_the_retrieval_log_records_the_pointers(billing: Any, tmp_path: Any) -> None:
     import json
 
-    from crib_plugin.retrieval_log import log_retrieval
+    from crib_plugin.output.retrieval_log import log_retrieval
 
     retrieval = billing.select(billing.recall("how are invoices rendered as PDF in the billing service?"))
     assert log_retrieval(tmp_path / "log.jsonl", retrieval, "block")

@@ -101,7 +101,7 @@ class ChannelHit:
     channel: str
     passed_floor: bool = True
     strength: float = 1.0  # the channel's own relevance, normalised to [0, 1]; gates its RRF share
-    via: str = ""  # what matched when not the entry's text: "cue" (its recall cue, crib_plugin.cues)
+    via: str = ""  # what matched when not the entry's text: "cue" (its recall cue, crib_plugin.core.cues)
 
 
 @dataclass
@@ -145,7 +145,7 @@ class Retrieval:
     notes: list[tuple[int, str]] = field(default_factory=list)  # (entry_id, why it moved): time, type, rerank
     gate: Any = None  # relevance.GateDecision once select() has applied the gate
     evidence: Any = None  # (list of evidence.Evidence, evidence.Cut) once select() has applied the per-entry cut
-    pointers: list[Hit] = field(default_factory=list)  # one-line pointers below the entries (crib_plugin.pointers)
+    pointers: list[Hit] = field(default_factory=list)  # one-line pointers below the entries (crib_plugin.read.pointers)
 
     @property
     def search_type(self) -> str:

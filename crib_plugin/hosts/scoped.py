@@ -97,7 +97,7 @@ def select_scoped(
 ) -> Retrieval:
     """``primary.select(primary.recall(prompt))`` merged with the global store's own selection.
 
-    ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.pointers`) hold
+    ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.read.pointers`) hold
     :func:`scope_key` keys of what the session was already given. Returns a :class:`Retrieval` whose hits' entries
     carry ``scope`` (left empty when only one store contributed, so the block is unchanged).
     """
@@ -147,8 +147,8 @@ def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> 
     project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
     project.facts = facts
     project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
-    from .fusion import item_cost
-    from .pointers import merge_pointers
+    from ..read.fusion import item_cost
+    from ..read.pointers import merge_pointers
 
     used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)
     project.pointers = merge_pointers(project.hits, project.pointers + other.pointers, budget, used)

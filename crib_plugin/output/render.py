@@ -132,9 +132,9 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
-    from .pointers import snippet
-    from .redact import redact_for_render as safe
-    from .scrub import neutralise_tags
+    from ..read.pointers import snippet
+    from ..text.redact import redact_for_render as safe
+    from ..text.scrub import neutralise_tags
 
     return View({
         "id": entry.id,
@@ -176,7 +176,7 @@ def render_block(
     Entries are shown newest first (ties: larger id first), as the original crib did. Templates
     also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
     registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
-    ``pointers`` (:mod:`crib_plugin.pointers`) follow the entries in their own (best-first) order.
+    ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order.
     """
     if not entries and not facts and not pointers:
         return ""

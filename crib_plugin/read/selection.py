@@ -32,7 +32,7 @@ def select(
 
     ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`) and the pointers
     below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
-    session was already given as pointers (:mod:`crib_plugin.pointers`), not pointed to again.
+    session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
     """
     from ..core.deadline import capped
     from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool

@@ -61,7 +61,7 @@ class SessionState:
     session_id: str = ""
     entries: set[int] = field(default_factory=set)
     facts: set[int] = field(default_factory=set)
-    pointers: set[int] = field(default_factory=set)  # entries given as one-line pointers (crib_plugin.pointers)
+    pointers: set[int] = field(default_factory=set)  # entries given as one-line pointers (crib_plugin.read.pointers)
 
     @classmethod
     def for_session(cls, db: Path, session_id: str) -> "SessionState":

@@ -1,6 +1,6 @@
 """The pointer tier: one-line pointers to the memories that *may* bear on a prompt.
 
-The per-entry cut (:mod:`crib_plugin.evidence`) shows in full only the entries whose own evidence
+The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the entries whose own evidence
 clears it. The right memory is often just below it — the next few search hits hold it far more
 often than the block does — and the reader of the block is a strong model that can judge a short
 hint and look further. So below the full entries the block lists, as **pointers**, the next
@@ -12,11 +12,11 @@ The maybe bar has two parts, each a lower version of a rule the full tier alread
 
 * **the prompt**: pointers are shown when the relevance gate opened (something has evidence), or
   when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
-  crowd by :data:`~crib_plugin.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
+  crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
   at the gate, here accepted from the floor up (the "maybe gate");
 * **the candidate**: a fused hit whose score is at least :data:`MAYBE_RELATIVE` of the reference
   (the best full entry, else the hit that opened the maybe gate) — the per-entry cut asks
-  :data:`~crib_plugin.evidence.RELATIVE_CUT` of it *and* evidence of its own.
+  :data:`~crib_plugin.read.gate.evidence.RELATIVE_CUT` of it *and* evidence of its own.
 
 Both values were chosen on the coding set's dev split and LoCoMo (``bench/pointer_bar.py``); see
 ``docs/pointers.md`` for the figures.
@@ -24,7 +24,7 @@ Both values were chosen on the coding set's dev split and LoCoMo (``bench/pointe
 Every rule of the full tier holds for pointers: a pointer is never an entry already in the block
 or already given to this session (in full or as a pointer); a superseded candidate is pointed to
 by its newest successor instead; the snippet is redacted and tag-neutralised when rendered
-(:mod:`crib_plugin.render`); and pointers are counted against the block's character budget.
+(:mod:`crib_plugin.output.render`); and pointers are counted against the block's character budget.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .records import Hit, Retrieval
-from .specific import CROWD_MARGIN
+from ..core.records import Hit, Retrieval
+from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike as Memory
 
 __all__ = ["MAX_POINTERS", "MAYBE_RELATIVE", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
 
@@ -79,8 +79,8 @@ def pointer_cost(text: str) -> int:
 
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
+    from ..core.errors import CribError
     from .channels.vectors import crowd_level
-    from .errors import CribError
 
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
