@@ -39,12 +39,15 @@ class Injection:
         return self.block_chars > 0
 
     def channel_counts(self) -> Counter[str]:
-        """Kept hits per channel (a hit two channels found counts for both), plus ``triples``: fact rows rendered."""
+        """Kept hits per channel (a hit two channels found counts for both), plus ``triples``: fact rows rendered,
+        and ``pointers``: one-line pointers (:mod:`crib_plugin.read.pointers`)."""
         counts: Counter[str] = Counter()
         for names in self.hit_channels:
             counts.update(names)
         if self.facts:
             counts["triples"] += len(self.facts)
+        if self.pointer_ids:
+            counts["pointers"] += len(self.pointer_ids)
         return counts
 
     def to_json(self) -> dict[str, Any]:

@@ -327,3 +327,10 @@ def test_the_retrieval_log_records_the_pointers(billing: Any, tmp_path: Any) -> 
     assert log_retrieval(tmp_path / "log.jsonl", retrieval, "block")
     record = json.loads((tmp_path / "log.jsonl").read_text())
     assert [p["id"] for p in record["pointers"]] == [h.entry.id for h in retrieval.pointers] != []
+
+
+def test_a_no_answer_trial_given_pointers_alone_counts_them() -> None:
+    from crib_eval.noanswer_inject import Injection
+
+    trial = Injection("coding", "what time is the meeting tomorrow?", block_chars=300, pointer_ids=[4, 7])
+    assert trial.injected and trial.channel_counts() == {"pointers": 2}
