@@ -42,11 +42,12 @@ def select(
     judge = configured_judge(memory, retrieval) if per_entry else None
     pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
     fused = list(retrieval.hits)  # before the gate: where the pointers below the entries come from
+    judged = False
     decision = close_if_irrelevant(memory, retrieval)
     if decision.open and per_entry:
         cut_per_entry(memory, retrieval, decision)
     if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
-        apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
+        judged = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
     for hit in retrieval.hits:
@@ -68,7 +69,7 @@ def select(
     from ..write.supersede import attach_successors
 
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
-    if per_entry:
+    if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
         from .fusion import item_cost
         from .pointers import choose_pointers
 
