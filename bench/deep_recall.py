@@ -29,7 +29,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -140,7 +140,7 @@ def locomo(cache: Path, conversations: int | None, questions: int | None) -> tup
         multi = [q for q in conv.questions if q.category == 1 and q.evidence][:questions]
         with store(db):
             for q in multi:
-                measure(scores, q.question, set(q.evidence), lambda i: dia.get(i, ""))
+                measure(scores, q.question, set(q.evidence), lambda i, dia=dia: dia.get(i, ""))
         asked += len(multi)
     return scores, asked
 

@@ -2,7 +2,7 @@
 
     python bench/locomo.py [--data PATH] [--rebuild] [--questions N]
 
-Same code as ``crib eval``; prints the table quoted in the README and closing notes.
+Same code as ``crib eval``; prints the table quoted in docs/benchmarks.md and closing notes.
 """
 
 from __future__ import annotations

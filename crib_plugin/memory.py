@@ -190,14 +190,14 @@ class Memory:
             self._extractor = self.registry.make("extractors", self.extractor_name())
         return self._extractor
 
-    def _extract(self, content: str, notes: list[str]) -> list[Triple]:
+    def extract_facts(self, content: str, notes: list[str]) -> list[Triple]:
         try:
             return list(self.extractor().extract(content))
         except Exception as exc:  # an extractor failure (or a plugin's bug) must not lose the entry
             notes.append(f"facts not extracted: {exc}")
             return []
 
-    def _embed(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
+    def embed_texts(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None:
         """Document vectors for ``contents``; ``None`` (with a note) when the embedder fails.
 
         An entry that follows another in its thread is embedded *with* it: its vector is the
@@ -238,14 +238,15 @@ class Memory:
 
         One transaction writes the entry, its index rows, its vector (or a queue row when the
         embedder failed) and its consolidated facts. An identical entry (same type, content and
-        metadata) is not stored twice: its id is returned.
+        metadata) is not stored twice, nor the same text with another type or cue (its cue is
+        updated): its id is returned and ``last_write.duplicate`` says so.
         """
         from .write.clean import parse_write
 
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
         item = NewEntry(parsed.content, parsed.type, created_at, meta)
-        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True)
+        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True, same_text=dedupe)
         self.last_write = reports[0]
         return reports[0].entry_id
 
@@ -258,6 +259,7 @@ class Memory:
         cleaned: bool = False,
         on_progress: Callable[[int, int], None] | None = None,
         audit: str | None = "write",
+        same_text: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
@@ -278,11 +280,11 @@ class Memory:
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit)
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
 
-    def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
+    def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
-        from .store.sqlite import thread_of
+        from .store.records import thread_of
 
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
@@ -320,7 +322,7 @@ class Memory:
         per_entry: bool = True,
         pointed: Iterable[int] = (),
     ) -> Retrieval:
-        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.selection.select`)."""
+        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.read.selection.select`)."""
         return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
@@ -333,14 +335,8 @@ class Memory:
             ran = [c.channel for c in retrieval.channels if c.ran]
             skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
             block = render_block(
-                [h.entry for h in retrieval.hits],
-                retrieval.facts,
-                template=template,
-                user_dir=self.settings.templates,
-                channels=ran,
-                skipped=skipped,
-                types=self.registry.types,
-                pointers=[h.entry for h in retrieval.pointers],
+                [h.entry for h in retrieval.hits], retrieval.facts, template=template, user_dir=self.settings.templates,
+                channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
             from .output.retrieval_log import log_retrieval
@@ -357,10 +353,10 @@ class Memory:
         exclude: Iterable[int] = (),
         channels: Sequence[str] | None = None,
     ) -> str:
-        """The block to inject for ``prompt``: relevant memories within budget, or ``""``."""
-        retrieval = self.select(self.recall(prompt, channels=channels), budget=budget, exclude=exclude)
-        self.last_retrieval = retrieval
-        return self.render(retrieval, template=template)
+        """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
+        from .output.block import produce_block
+        block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
+        return block
 
     # -- maintenance -----------------------------------------------------------------------
 

@@ -158,3 +158,23 @@ def upward_imports(graph: dict[str, set[str]], layers: tuple[tuple[str, tuple[st
             if here is not None and there is not None and there[0] > here[0]:
                 out.add((module, target))
     return out
+
+
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """``importer: from module import _name`` for every private name imported from another module of the package."""
+    known = modules(root)
+    out: list[str] = []
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != root.name:
+                continue
+            out.extend(f"{name}: from {base} import {a.name}" for a in node.names
+                       if a.name.startswith("_") and not a.name.startswith("__"))
+    return sorted(out)

@@ -74,6 +74,16 @@ class StoreContract:
         assert store.find_duplicate("note", "Chose SQLite for storage.", {}) is None
         assert store.find_duplicate("decision", "Chose SQLite for storage.", {"thread": "t"}) is None
 
+    def test_same_text_is_found_whatever_type_and_metadata_among_current_entries(self, store: Store) -> None:
+        first = add(store, "Chose  SQLite\nfor storage.", thread="t")
+        again = add(store, "Chose SQLite for storage.", type="decision")
+        assert store.find_same_text("Chose SQLite for storage.") == [again, first]  # newest first
+        assert store.find_same_text("Chose SQLite for storage!") == []
+        newer = add(store, "A newer plan.")
+        with store.transaction():
+            store.supersede_entry(first, newer)
+        assert store.find_same_text("Chose SQLite for storage.") == [again]  # superseded: history, not current
+
     def test_metadata_can_be_replaced_and_vectors_removed(self, store: Store) -> None:
         entry_id = add(store, "Chose SQLite for storage.")
         plain = add(store, "No cue here.")
@@ -135,7 +145,7 @@ class StoreContract:
             store.supersede_entry(a, b)
             store.supersede_entry(b, c)
         assert store.successor_of(a) == c and store.successor_of(b) == c and store.successor_of(c) is None
-        assert store.superseded_among([a, b, c]) == {a, b}
+        assert store.superseded([a, b, c]) == {a: b, b: c}
         version = store.entry_version(a)
         assert version is not None and version.superseded_by == b and version.entry.id == a
         assert [v.entry.id for v in store.superseded_by_entry(c)] == [b]
@@ -143,7 +153,7 @@ class StoreContract:
         assert [e.id for e in store.recent_entries(5, current_only=True)] == [c]
         with store.transaction():
             store.unsupersede(c)  # c is going: b is current again
-        assert store.superseded_among([a, b, c]) == {a}
+        assert store.superseded([a, b, c]) == {a: b}
         with store.transaction():
             store.supersede_entry(b, a)  # a cycle must not hang
         assert store.successor_of(a) in {a, b, None}

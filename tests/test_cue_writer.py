@@ -128,4 +128,4 @@ def test_the_same_memory_written_again_is_a_duplicate(cue_model: FakeOllama, mem
     first = memory.write(MEMORY, type="preference")
     again = memory.write(MEMORY, type="preference")
     assert again == first and memory.last_write.duplicate and memory.store.count_entries() == 1
-    assert len(cue_model.requests_to("/api/chat")) == 2  # the second copy is recognised once its cue is written
+    assert len(cue_model.requests_to("/api/chat")) == 1  # the second copy is recognised by its text, before any cue is written

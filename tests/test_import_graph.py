@@ -92,3 +92,11 @@ def test_the_base_layers_import_nothing_above_them() -> None:
         if module.startswith("crib_plugin.store"):
             outside = {t for t in targets if not t.startswith(("crib_plugin.store", *STORE_MAY_IMPORT_PREFIXES))}
             assert not outside, f"{module} imports {sorted(outside)}"
+
+
+def test_the_facade_opens_stores_through_the_factory() -> None:
+    """``memory`` names no backend: it opens a store through ``store.open_store`` (a path or a URL),
+    so another backend (``store/postgres*``) plugs in without touching the facade."""
+    graph = import_graph()
+    backends = {t for t in graph["crib_plugin.memory"] if t.startswith("crib_plugin.store.sqlite")}
+    assert backends == set(), sorted(backends)

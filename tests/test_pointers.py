@@ -303,7 +303,7 @@ def test_locomo_evaluate_scores_the_block_with_its_pointers(tmp_path: Any) -> No
 
 
 def test_a_capped_block_drops_its_pointers_before_any_entry() -> None:
-    from crib_plugin.plugins.default_plugins.hooks import render_within
+    from crib_plugin.output.block import render_within
 
     class Selected:
         def __init__(self) -> None:

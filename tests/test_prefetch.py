@@ -207,7 +207,7 @@ def test_a_factory_that_cannot_travel_runs_in_process(store: Path, monkeypatch: 
 def _assert_gone(pid: int) -> None:
     """The worker was stopped and, once stragglers are collected, leaves no zombie behind."""
     prefetch.reap_finished(wait=True)
-    assert pid not in prefetch._unreaped
+    assert pid not in prefetch.unreaped
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
 

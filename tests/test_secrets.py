@@ -428,3 +428,28 @@ def test_metadata_is_redacted_on_export(cli_env: dict[str, str]) -> None:
     assert case.secret in _invoke(runner, ["export", "--raw"], cli_env)
     _assert_no_secret(_invoke(runner, ["export"], cli_env))
     _assert_no_secret(_invoke(runner, ["show", "1"], cli_env))
+
+
+AWS_DOC_ID, AWS_DOC_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS documentation's pair
+
+
+@pytest.mark.parametrize("text", [
+    f"Credentials for the test bucket: {AWS_DOC_ID} {AWS_DOC_SECRET}",
+    f"use access key id {AWS_DOC_ID} and secret access key {AWS_DOC_SECRET} for the test bucket",
+    f"key pair: {AWS_DOC_SECRET}\nid: {AWS_DOC_ID}",
+    f"aws configure: {AWS_DOC_ID} / {AWS_DOC_SECRET}",
+])
+def test_aws_secret_key_next_to_its_access_key_id_is_redacted_with_it(text: str) -> None:
+    out = redact(text)
+    assert AWS_DOC_ID not in out and AWS_DOC_SECRET not in out, out
+    assert "[REDACTED:aws-access-key-id]" in out and "[REDACTED:aws-secret-key]" in out
+
+
+def test_aws_secret_key_pair_is_not_stored(memory) -> None:
+    entry = memory.entry(memory.write(f"Test bucket credentials: {AWS_DOC_ID} {AWS_DOC_SECRET}"))
+    assert AWS_DOC_SECRET not in entry.content and AWS_DOC_ID not in entry.content
+
+
+def test_a_git_sha_beside_an_access_key_id_is_not_a_secret() -> None:
+    sha = "3f5e2a9c1b7d4e6f8a0b2c4d6e8f0a1b3c5d7e9f"
+    assert sha in redact(f"{AWS_DOC_ID} was rotated in commit {sha}")

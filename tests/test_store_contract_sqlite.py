@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from store_contract import Opener, StoreContract
 
-from crib_plugin.store import SQLiteStore, open_store
+from crib_plugin.store import open_store
 from crib_plugin.store.base import Store
+from crib_plugin.store.sqlite import SQLiteStore
 
 
 class TestSQLiteStoreContract(StoreContract):

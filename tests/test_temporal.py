@@ -207,7 +207,7 @@ def _fragment(draw: st.DrawFn) -> str:
     """One piece of a prompt: a time word or expression, a plain word, a number, punctuation or odd text."""
     piece = draw(
         st.one_of(
-            st.sampled_from(sorted(temporal._TRIGGER_WORDS | set(temporal.MONTHS) | set(temporal.WEEKDAYS))),
+            st.sampled_from(sorted(temporal.TRIGGER_WORDS | set(temporal.MONTHS) | set(temporal.WEEKDAYS))),
             st.sampled_from(TABLE_EXPRESSIONS),
             st.sampled_from(GLUE_WORDS),
             st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8),
@@ -258,7 +258,7 @@ def _reference(text: str) -> tuple[str, object]:
 
 def _any_anchor_matches(text: str) -> bool:
     """Whether any anchor pattern matches anywhere in ``text`` (whatever its handler then makes of it)."""
-    return any(pattern.search(text) for pattern, _ in temporal._patterns().anchors)
+    return any(pattern.search(text) for pattern, _ in temporal.time_patterns().anchors)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -316,8 +316,8 @@ def test_look_alike_and_non_ascii_digit_ranges(prompt: str, expected: tuple[str,
 
 
 EVERY_WORD = (
-    [f"in {month}" for month in temporal._MONTH_WORDS]
-    + [f"on {weekday}" for weekday in temporal._WEEKDAY_WORDS]
+    [f"in {month}" for month in temporal.MONTH_WORDS]
+    + [f"on {weekday}" for weekday in temporal.WEEKDAY_WORDS]
     + [f"two {unit} ago" for unit in temporal.UNITS]
     + [f"past {unit}" for unit in temporal.UNITS]
 )
@@ -356,10 +356,10 @@ def test_fold_maps_every_re_ignorecase_equivalent_of_an_ascii_letter() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         if letter.fullmatch(char):  # 'A', 'a', and the four non-ASCII ones: 'İ', 'ı', 'ſ', 'K'
-            folded = temporal._fold(char)
+            folded = temporal.fold(char)
             assert re.fullmatch("[a-z]", folded) and re.fullmatch(folded, char, re.I), hex(code)
         elif not word.match(char):
-            assert not re.search("[a-z]", temporal._fold(char)), hex(code)  # a boundary stays a boundary
+            assert not re.search("[a-z]", temporal.fold(char)), hex(code)  # a boundary stays a boundary
 
 
 def test_import_and_a_prompt_without_time_compile_no_pattern() -> None:
@@ -368,11 +368,11 @@ def test_import_and_a_prompt_without_time_compile_no_pattern() -> None:
         "import re, crib_plugin.read.temporal as t\n"
         "def compiled():\n"
         "    return any('january' in str(key) for key in getattr(re, '_cache', {}))\n"
-        "assert t._patterns.cache_info().currsize == 0 and not compiled(), 'compiled at import'\n"
+        "assert t.time_patterns.cache_info().currsize == 0 and not compiled(), 'compiled at import'\n"
         "assert t.parse_time_range(\"how do we keep the model's answers the same from run to run?\") is None\n"
-        "assert t._patterns.cache_info().currsize == 0 and not compiled(), 'compiled for a prompt without time words'\n"
+        "assert t.time_patterns.cache_info().currsize == 0 and not compiled(), 'compiled for a prompt without time words'\n"
         "assert t.parse_time_range('what did we do yesterday?') is not None\n"
-        "assert t._patterns.cache_info().currsize == 1 and compiled(), 'not compiled for yesterday'\n"
+        "assert t.time_patterns.cache_info().currsize == 1 and compiled(), 'not compiled for yesterday'\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

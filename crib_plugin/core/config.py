@@ -72,11 +72,11 @@ from .errors import ConfigError
 class Settings:
     """Runtime settings for one process: one field per variable, built by :func:`load_settings`.
 
-    Adding a setting is one line here; the README table, ``crib config`` and the TOML files
-    follow from it (``tests/test_config.py`` checks the README agrees).
+    Adding a setting is one line here; the settings table of docs/configuration.md, ``crib config``
+    and the TOML files follow from it (``tests/test_config.py`` checks the table agrees).
     """
 
-    db: Path = setting("CRIB_DB", path, DEFAULT_DB, "the project store ([Scopes](#scopes)); when set, used exactly as given", shown="`.state/crib/crib.db` at the git repository's root (outside git: under the current directory)")
+    db: Path = setting("CRIB_DB", path, DEFAULT_DB, "the project store ([Scopes](scopes.md)); when set, used exactly as given", shown="`.state/crib/crib.db` at the git repository's root (outside git: under the current directory)")
     embedder: str | None = setting("CRIB_EMBEDDER", lower, None, "embedder for a new store (`minilm`, `ollama`, `e5` with the multilingual extra — see Embedders — or a plugin's); an existing store keeps its own until `crib reindex --embedder`", shown="`minilm`")
     embedding_model: str = setting("CRIB_EMBEDDING_MODEL", text, "nomic-embed-text", "Ollama embedding model")
     extractor: str = setting("CRIB_EXTRACTOR", lower, "auto", "`rules`, `ollama`, or `auto` (Ollama when it answers with the model, else rules), or a plugin's")
@@ -84,11 +84,11 @@ class Settings:
     rerank: str = setting("CRIB_RERANK", lower, "auto", "reranking when over budget: `auto` (Ollama when `CRIB_RERANK_MODEL` is set and answers, else offline MMR), `ollama`, `mmr`, `off`, or a plugin's")
     rerank_model: str | None = setting("CRIB_RERANK_MODEL", text, None, "Ollama rerank model; setting it makes `auto` use Ollama", shown="— (`gemma3:1b` when `ollama`)")
     rerank_deadline: float = setting("CRIB_RERANK_DEADLINE", number(float, 0, strict=True), 3.0, "seconds a model reranker may take in all before the fused order is kept")
-    cue_model: str | None = setting("CRIB_CUE_MODEL", text, None, "Ollama model that writes the [recall cue](#recall-cues) of a memory stored without one (off when unset)", shown="— (off)")
-    judge: str = setting("CRIB_JUDGE", lower, "auto", "which judge picks the block from the best candidates ([judge](#a-judge-model)): `auto` (the Ollama judge when `CRIB_JUDGE_MODEL` is set, else none), `off`, `ollama` or a plugin judge's name")
+    cue_model: str | None = setting("CRIB_CUE_MODEL", text, None, "Ollama model that writes the [recall cue](retrieval.md#recall-cues) of a memory stored without one (off when unset)", shown="— (off)")
+    judge: str = setting("CRIB_JUDGE", lower, "auto", "which judge picks the block from the best candidates ([judge](models.md#a-judge-model)): `auto` (the Ollama judge when `CRIB_JUDGE_MODEL` is set, else none), `off`, `ollama` or a plugin judge's name")
     judge_model: str | None = setting("CRIB_JUDGE_MODEL", text, None, "Ollama model of the `ollama` judge; setting it makes `auto` use it", shown="— (off)")
     judge_deadline: float = setting("CRIB_JUDGE_DEADLINE", number(float, 0, strict=True), 1.5, "seconds the judge model may take before the offline block is kept")
-    deep_model: str | None = setting("CRIB_DEEP_MODEL", text, None, "Ollama model that runs [deep recall](docs/deep-recall.md) (`crib recall --deep`): expands the question, reads the gated memories, synthesises a cited answer; unset: `CRIB_JUDGE_MODEL`, else no model (ranked evidence only)", shown="`CRIB_JUDGE_MODEL`")
+    deep_model: str | None = setting("CRIB_DEEP_MODEL", text, None, "Ollama model that runs [deep recall](deep-recall.md) (`crib recall --deep`): expands the question, reads the gated memories, synthesises a cited answer; unset: `CRIB_JUDGE_MODEL`, else no model (ranked evidence only)", shown="`CRIB_JUDGE_MODEL`")
     deep_calls: int = setting("CRIB_DEEP_CALLS", number(int, 1), 16, "model calls one deep recall may make in all (expansion, readers, syntheses)")
     deep_tokens: int = setting("CRIB_DEEP_TOKENS", number(int, 100), 24_000, "model tokens (prompt and reply) one deep recall may spend")
     deep_seconds: float = setting("CRIB_DEEP_SECONDS", number(float, 0, strict=True), 120.0, "seconds one deep recall may take before it stops and reports what it has")
@@ -302,7 +302,7 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
 
 
 def readme_table() -> str:
-    """The README's Configuration table, generated from the declarations above."""
+    """The settings table of docs/configuration.md (its links relative to docs/), generated from the declarations above."""
     lines = ["| Variable | TOML key | Default | Meaning |", "|---|---|---|---|"]
     for _, spec in specs():
         lines.append(f"| `{spec.var}` | `{spec.key}` | {spec.shown_default} | {spec.doc} |")

@@ -138,7 +138,7 @@ class Spec:
     var: str
     parse: Callable[[str], Any]
     doc: str
-    shown_default: str  # the README's Default column
+    shown_default: str  # the Default column of docs/configuration.md
     empty_means: str | None = None  # raw value an empty variable stands for (None: empty = unset)
 
     @property

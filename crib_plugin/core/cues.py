@@ -69,11 +69,11 @@ def with_cue(metadata: Mapping[str, Any], cue: str | None, by: str | None = None
 
 def embed_cues(memory: Any, cues: Sequence[str | None], notes: list[str]) -> list[Any] | None:
     """Vectors of the cues given (``None`` where there is none); ``None`` when the embedder failed.
-    ``memory`` is the ``Memory`` facade (its ``_embed``); not imported, so this module stays a leaf."""
+    ``memory`` is the ``Memory`` facade (its ``embed_texts``); not imported, so this module stays a leaf."""
     present = [c for c in cues if c]
     if not present:
         return [None] * len(cues)
-    vectors = memory._embed(present, [None] * len(present), notes)
+    vectors = memory.embed_texts(present, [None] * len(present), notes)
     if vectors is None:
         return None
     found = iter(vectors)

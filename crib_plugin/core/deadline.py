@@ -55,10 +55,17 @@ def capped(seconds: float, margin: float = ANSWER_MARGIN) -> float:
     return seconds if left is None else max(0.0, min(seconds, left - margin))
 
 
+class Overrun(TimeoutError):
+    """:func:`call_within`'s ``fn`` did not return in time (a ``TimeoutError``, so callers that
+    catch that keep working)."""
+
+
 def call_within(seconds: float, fn: Callable[[], T], *, name: str = "crib-call", what: str = "an answer") -> T:
     """``fn()`` run in a daemon thread and abandoned when it has not returned within ``seconds``
-    (TimeoutError "no {what} within …"): a model call that hangs must not hold the prompt. Its
-    exception, if any, is raised here, in the caller's thread."""
+    (:class:`Overrun` "no {what} within …"): a model call that hangs must not hold the prompt, a
+    hook that hangs must not hold the agent. The one thread-with-a-deadline runner: the judge, the
+    model reranker, the write path's model calls and the thread-mode hook runner all use it. Its
+    exception, if any (any ``BaseException``), is raised here, in the caller's thread."""
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -71,7 +78,7 @@ def call_within(seconds: float, fn: Callable[[], T], *, name: str = "crib-call",
     worker.start()
     worker.join(max(0.0, seconds))
     if worker.is_alive():
-        raise TimeoutError(f"no {what} within {seconds:g}s")
+        raise Overrun(f"no {what} within {seconds:g}s")
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -307,9 +307,9 @@ def forget(ids: list[int] | None = None, query: str | None = None, confirm: bool
     ({"would_forget": [...]}); call again with confirm=true to delete those. `scope`: "project"
     (default) or "global". Returns {"forgotten": [ids], "not_found": [ids]}.
     """
+    from ..read.forget_preview import preview_forget
     from ..scopes import open_scope
     from ..write.manage import forget as forget_entries
-    from ..write.manage import preview_forget
 
     if (ids is None) == (query is None):
         raise InputError("pass either ids or query")
@@ -373,6 +373,27 @@ def build_server() -> MCPServer:
     return server
 
 
+def _leave(signum: int, frame: Any) -> None:
+    """SIGINT/SIGTERM: let a running tool call finish its write (at most 5 s), then exit with 0. Exits at once (``os._exit``) rather than unwinding: the SDK reads stdin in a worker thread that
+    an exception cannot stop, so a raised ``KeyboardInterrupt`` left the server waiting for input
+    (and SIGINT is ignored outright in a process started in the background). Every store write is
+    one transaction, so nothing is left half-written."""
+    import contextlib
+    import os
+    import sys
+
+    _lock.acquire(timeout=5)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe: nothing left to flush
+            stream.flush()
+    os._exit(0)
+
+
 def main() -> None:
-    """``crib mcp``: serve on stdin/stdout until the client disconnects."""
+    """``crib mcp``: serve on stdin/stdout until the client disconnects (end of input) or a
+    SIGINT/SIGTERM arrives — each ends it cleanly with status 0."""
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _leave)
     build_server().run("stdio")

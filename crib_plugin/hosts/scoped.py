@@ -1,34 +1,25 @@
-"""Reading the project store, then the global one, as one retrieval whose memories say where they live.
+"""Reading the project store, then the global one: opening the stores for a read.
 
-Each store is recalled and selected on its own — its own relevance gate, floors, reranker and
-vectors — and the two selections are merged by fused score (the project's first on ties), then cut
-to the budget again. Each memory of a merged block carries its scope (``project``/``global``); a
-block from the project store alone is rendered exactly as before. When no global store exists
-(the usual case) this costs one ``stat``.
-
-Entry ids are per store, so where one set must hold memories of both stores (a session's
-"already injected" list) a global entry's key is its id negated: :func:`scope_key`.
-
-A memory a correction superseded is never shown alone: its successor is put directly above it.
+The selection across both (:mod:`crib_plugin.read.across`) and the block
+(:mod:`crib_plugin.output.block`) live below; this module opens the global store beside the
+project's (:func:`global_memory`, sharing the embedder), and offers the scoped reads the hosts use:
+:func:`select_scoped`, :func:`retrieve`, :func:`recall_scopes`, :func:`search`. When no global
+store exists (the usual case) this costs one ``stat``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from ..core.records import Entry, Fact, Hit, Retrieval
+from ..core.records import Hit, Retrieval
+from ..output.block import produce_block
+from ..read.across import select_across, tag_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
-
-MAX_FACTS = 10
-
-
-def scope_key(scope: str, item_id: int) -> int:
-    """A key unique across both stores: the id for the project store, minus the id for the global one."""
-    return -item_id if scope == "global" else item_id
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -61,27 +52,22 @@ def global_memory(primary: "Memory") -> "Memory | None":
     return other
 
 
-def _close_shared(primary: "Memory", other: "Memory") -> None:
+def close_shared(primary: "Memory", other: "Memory") -> None:
     if other._embedder is primary._embedder:
         other._embedder = None  # the primary owns (and closes) it
     other.close()
 
 
-def _tag(retrieval: Retrieval, scope: str) -> None:
-    """Mark every hit's entry with its scope; a global fact gets a negative id (see :func:`scope_key`)."""
-    retrieval.hits = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.hits]
-    retrieval.pointers = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.pointers]
-    if scope == "global":
-        retrieval.facts = [dataclasses.replace(f, id=scope_key(scope, f.id)) for f in retrieval.facts]
-
-
-def split_exclude(exclude: Iterable[int]) -> tuple[set[int], set[int]]:
-    """Session keys → (project ids, global ids)."""
-    project: set[int] = set()
-    other: set[int] = set()
-    for key in exclude:
-        (other if key < 0 else project).add(abs(key))
-    return project, other
+@contextlib.contextmanager
+def global_beside(primary: "Memory", scope: str = "project") -> Iterator["Memory | None"]:
+    """The global store opened beside ``primary`` for one read when ``primary`` is the project's
+    (``None`` when there is none), closed after without closing what it shares."""
+    other = global_memory(primary) if scope == "project" else None
+    try:
+        yield other
+    finally:
+        if other is not None:
+            close_shared(primary, other)
 
 
 def select_scoped(
@@ -95,89 +81,11 @@ def select_scoped(
     primary_scope: str = "project",
     pointed: Iterable[int] = (),
 ) -> Retrieval:
-    """``primary.select(primary.recall(prompt))`` merged with the global store's own selection.
-
-    ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.read.pointers`) hold
-    :func:`scope_key` keys of what the session was already given. Returns a :class:`Retrieval` whose hits' entries
-    carry ``scope`` (left empty when only one store contributed, so the block is unchanged).
-    """
-    from ..memory import DEFAULT_MAX_ITEMS
-
-    max_items = max_items or DEFAULT_MAX_ITEMS
-    mine, theirs = split_exclude(exclude)
-    my_pointers, their_pointers = split_exclude(pointed)
-    if primary_scope == "global":
-        mine, my_pointers = theirs, their_pointers
-    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items,
-                               pointed=my_pointers)
-    other = global_memory(primary) if primary_scope == "project" else None
-    if other is None:
-        if primary_scope == "global":
-            _tag(retrieval, "global")
-        add_successors(primary, retrieval)
-        return retrieval
-    try:
-        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items,
-                             pointed=their_pointers)
-        add_successors(other, extra)
-    except Exception as exc:  # the global store must never break the project's retrieval
-        from ..core.faillog import log_failure
-
-        log_failure("global store", exc)
-        extra = Retrieval(query=retrieval.query)
-    finally:
-        _close_shared(primary, other)
-    add_successors(primary, retrieval)
-    if extra.empty:
-        return retrieval
-    return merge(retrieval, extra, budget or primary.settings.budget, max_items)
-
-
-def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> Retrieval:
-    """The two selections as one: hits by score (project first on ties), cut to the budget again."""
-    from ..read.fusion import fit_budget
-
-    _tag(project, "project")
-    _tag(other, "global")
-    hits = sorted(project.hits + other.hits, key=lambda h: -h.score)  # stable: project first on ties
-    facts = (project.facts + other.facts)[:MAX_FACTS]
-    fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
-    kept, dropped = fit_budget([h.entry.content for h in hits], budget, overhead=300 + fact_cost, max_items=max_items)
-    project.hits = [hits[i] for i in kept]
-    project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
-    project.facts = facts
-    project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
-    from ..read.fusion import item_cost
-    from ..read.pointers import merge_pointers
-
-    used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)
-    project.pointers = merge_pointers(project.hits, project.pointers + other.pointers, budget, used)
-    return project
-
-
-def add_successors(memory: "Memory", retrieval: Retrieval) -> None:
-    """Put the newest version of every superseded hit directly above it (a correction first)."""
-    ids = [h.entry.id for h in retrieval.hits]
-    if not ids:
-        return
-    try:
-        superseded = memory.store.superseded_among(ids)
-    except Exception:  # a store before migration 4 has no superseded_by
-        return
-    if not superseded:
-        return
-    present = set(ids)
-    out: list[Hit] = []
-    for hit in retrieval.hits:
-        if hit.entry.id in superseded:
-            newest = memory.store.successor_of(hit.entry.id)
-            entry = memory.store.get_entry(newest) if newest is not None else None
-            if entry is not None and newest is not None and newest not in present:
-                out.append(Hit(dataclasses.replace(entry, scope=hit.entry.scope), hit.score, {}))
-                present.add(newest)
-                retrieval.notes.append((newest, f"corrects {hit.entry.id}"))
-        out.append(hit)
-    retrieval.hits = out
+    """:func:`~crib_plugin.read.across.select_across` over ``primary`` and, when ``primary`` is the
+    project's, the global store (opened here and closed after)."""
+    with global_beside(primary, primary_scope) as other:
+        return select_across(primary, prompt, other=other, budget=budget, exclude=exclude, max_items=max_items,
+                             channels=channels, primary_scope=primary_scope, pointed=pointed)
 
 
 def recall_scopes(
@@ -206,7 +114,7 @@ def recall_scopes(
     for order, name in enumerate(existing):
         with open_scope(name, create=False, cwd=cwd, readonly=True) as memory:
             retrieval = memory.recall(query, channels=channels)
-            _tag(retrieval, name)
+            tag_scope(retrieval, name)
             retrievals.append((name, retrieval))
             found.extend((-h.score, order, h) for h in retrieval.hits[:limit])
             for note in memory.warnings:
@@ -263,8 +171,10 @@ def retrieve(
         return ""
     memory, scope = opened
     with memory:
-        retrieval = select_scoped(memory, prompt, budget=budget, exclude=exclude, primary_scope=scope)
-        return memory.render(retrieval, template=template or CLASSIC)
+        with global_beside(memory, scope) as other:
+            block, _ = produce_block(memory, prompt, other=other, template=template or CLASSIC, budget=budget,
+                                     exclude=exclude, scope=scope)
+        return block
 
 
-__all__ = ["scope_key", "global_memory", "select_scoped", "merge", "search", "retrieve", "open_reading", "Entry", "Fact"]
+__all__ = ["global_memory", "close_shared", "global_beside", "select_scoped", "search", "retrieve", "open_reading", "recall_scopes"]

@@ -15,7 +15,7 @@ from typing import IO
 
 
 @contextlib.contextmanager
-def _staging(target: Path) -> Iterator[Path]:
+def staging_dir(target: Path) -> Iterator[Path]:
     """A fresh temporary folder beside ``target`` (same filesystem, so rename is atomic),
     deleted on the way out unless it was published."""
     import tempfile
@@ -27,23 +27,23 @@ def _staging(target: Path) -> Iterator[Path]:
         yield staging
     finally:
         if staging.exists():
-            _remove_tree(staging)
+            remove_tree(staging)
 
 
-def _publish(staging: Path, target: Path) -> None:
+def publish(staging: Path, target: Path) -> None:
     """Move ``staging`` into place as ``target``; an old ``target`` is moved aside first and then
     deleted, so readers see either the old folder or the complete new one."""
     old = None
     if target.exists():
         old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        _remove_tree(old)
+        remove_tree(old)
         os.replace(target, old)
     os.replace(staging, target)
     if old is not None:
-        _remove_tree(old)
+        remove_tree(old)
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Delete a file or folder if it exists, ignoring errors (cleanup must not mask the cause)."""
     import shutil
 
@@ -55,7 +55,7 @@ def _remove_tree(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def _lock(target: Path) -> Iterator[None]:
+def exclusive_lock(target: Path) -> Iterator[None]:
     """An exclusive inter-process lock on ``<target>.lock`` (blocking), so one process downloads
     while the others wait and then find the model ready. Without a lockable filesystem the
     atomic rename still keeps the cache consistent, so the lock degrades to a no-op."""

@@ -90,7 +90,7 @@ def ollama_timeout(default: float) -> float:
     return default if value is None else float(value)
 
 
-def _is_loopback(url: str) -> bool:
+def is_loopback(url: str) -> bool:
     hostname = urllib.parse.urlsplit(url).hostname or ""
     if hostname == "localhost":
         return True
@@ -105,7 +105,7 @@ def _full_name(model: str) -> str:
     return model if ":" in last else f"{model}:latest"
 
 
-def _base_name(model: str) -> str:
+def base_name(model: str) -> str:
     """``"library/nomic-embed-text:v1.5"`` → ``"nomic-embed-text"``."""
     return model.rsplit("/", 1)[-1].split(":", 1)[0].lower()
 
@@ -116,7 +116,7 @@ def model_available(model: str, models: Sequence[str]) -> bool:
     return any(_full_name(m) == wanted for m in models)
 
 
-def _one_line(text: Any, limit: int = 200) -> str:
+def one_line(text: Any, limit: int = 200) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -139,7 +139,7 @@ def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any
     try:
         base = ollama_host(host)
         result["host"] = base
-        handlers: list[Any] = [urllib.request.ProxyHandler({})] if _is_loopback(base) else []
+        handlers: list[Any] = [urllib.request.ProxyHandler({})] if is_loopback(base) else []
         opener = urllib.request.build_opener(*handlers)
 
         def get(path: str) -> Any:
@@ -162,11 +162,11 @@ def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any
     except urllib.error.HTTPError as exc:
         result["error"] = f"HTTP {exc.code} from {result['host']}"
     except urllib.error.URLError as exc:
-        result["error"] = _one_line(f"cannot reach {result['host']}: {exc.reason}")
+        result["error"] = one_line(f"cannot reach {result['host']}: {exc.reason}")
     except TimeoutError:
         result["error"] = f"no answer from {result['host']} within {timeout:g}s"
     except Exception as exc:  # noqa: BLE001 - a probe never raises
-        result["error"] = _one_line(f"{type(exc).__name__}: {exc}")
+        result["error"] = one_line(f"{type(exc).__name__}: {exc}")
     result["seconds"] = round(time.monotonic() - started, 4)
     return result
 

@@ -36,9 +36,9 @@ from .ollama.client import (  # noqa: F401  (re-exported)
     RERANK_TIMEOUT,
     RERANK_WORKERS,
     SEED,
+    OllamaBase,
     T,
-    _configured,
-    _OllamaBase,
+    configured,
 )
 from .ollama.embedder import (  # noqa: F401  (re-exported)
     KNOWN_EMBEDDING_DIMS,

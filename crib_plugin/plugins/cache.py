@@ -48,7 +48,7 @@ def plugin_cache_dir() -> str:
     return str(cache_dir())
 
 
-def _cache_enabled() -> bool:
+def cache_enabled() -> bool:
     """False when ``CRIB_PLUGIN_CACHE`` is ``0`` (or ``false``/``no``/``off``)."""
     from ..core.config import get_settings
 
@@ -59,7 +59,7 @@ def _cache_path() -> str:
     return os.path.join(plugin_cache_dir(), CACHE_FILE)
 
 
-def _cache_key() -> dict[str, Any]:
+def cache_key() -> dict[str, Any]:
     """What the cached entry points depend on: interpreter, crib version, ``sys.path`` and mtimes.
 
     A missing entry, or a folder without distribution metadata, is kept with a null mtime (see
@@ -139,7 +139,7 @@ def _parse_cached(raw: Any) -> list[CachedEntryPoint] | None:
     return out
 
 
-def _cache_lookup(key: dict[str, Any]) -> list[CachedEntryPoint] | None:
+def cache_lookup(key: dict[str, Any]) -> list[CachedEntryPoint] | None:
     """The cached entry points for ``key``, or None on a miss (or any trouble reading)."""
     try:
         for entry in _read_entries(_cache_path()):
@@ -150,7 +150,7 @@ def _cache_lookup(key: dict[str, Any]) -> list[CachedEntryPoint] | None:
     return None
 
 
-def _cache_write(key: dict[str, Any], eps: list[CachedEntryPoint] | None) -> None:
+def cache_write(key: dict[str, Any], eps: list[CachedEntryPoint] | None) -> None:
     """Store ``eps`` under ``key`` (None: drop ``key``), atomically; errors are ignored.
 
     The newest entry goes first and at most ``_MAX_CACHE_ENTRIES`` are kept. Two processes writing
@@ -181,7 +181,7 @@ def _cache_write(key: dict[str, Any], eps: list[CachedEntryPoint] | None) -> Non
                 pass
 
 
-def _key_is_racy(key: dict[str, Any]) -> bool:
+def key_is_racy(key: dict[str, Any]) -> bool:
     """True if some ``sys.path`` mtime is too recent to trust (see ``_RACY_WINDOW_NS``)."""
     import time
 
@@ -192,7 +192,7 @@ def _key_is_racy(key: dict[str, Any]) -> bool:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def _scan_entry_points() -> tuple[list[CachedEntryPoint], list[Any]]:
+def scan_entry_points() -> tuple[list[CachedEntryPoint], list[Any]]:
     """The ``crib`` group from the installed distributions' metadata (the slow, uncached way).
 
     Returns the cacheable tuples and, in the same order, the ``EntryPoint`` objects.

@@ -59,8 +59,13 @@ class MemoryLike(Protocol):
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval: ...  # pragma: no cover
 
-    def _embed(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None: ...  # pragma: no cover
+    def select(self, retrieval: Retrieval, *, budget: int | None = None, max_items: int = ..., exclude: Any = ...,
+               per_entry: bool = True, pointed: Any = ...) -> Retrieval: ...  # pragma: no cover
 
-    def _extract(self, content: str, notes: list[str]) -> list[Triple]: ...  # pragma: no cover
+    def render(self, retrieval: Retrieval, *, template: str = ...) -> str: ...  # pragma: no cover
 
-    def _previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]: ...  # pragma: no cover
+    def embed_texts(self, contents: Sequence[str], previous: Sequence[str | None], notes: list[str]) -> list[Any] | None: ...  # pragma: no cover
+
+    def extract_facts(self, content: str, notes: list[str]) -> list[Triple]: ...  # pragma: no cover
+
+    def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]: ...  # pragma: no cover

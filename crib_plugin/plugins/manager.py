@@ -21,17 +21,17 @@ import pluggy
 
 from ..core.errors import ConfigError
 from . import hookspecs
-from .cache import (  # noqa: F401  (CACHE_FILE, plugin_cache_dir, _cache_key: re-exported)
+from .cache import (  # noqa: F401  (CACHE_FILE, plugin_cache_dir, cache_key: re-exported)
     CACHE_FILE,
-    _cache_enabled,
-    _cache_key,
-    _cache_lookup,
-    _cache_write,
-    _key_is_racy,
-    _scan_entry_points,
+    cache_enabled,
+    cache_key,
+    cache_lookup,
+    cache_write,
+    key_is_racy,
     plugin_cache_dir,
+    scan_entry_points,
 )
-from .pluggy_shims import CribPluginManager, _register_from_cache, _register_from_scan
+from .pluggy_shims import CribPluginManager, register_from_cache, register_from_scan
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "crib_plugin.read.channels.fulltext",
@@ -57,23 +57,23 @@ def _load_entrypoints(pm: pluggy.PluginManager) -> None:
         names = set(wanted)
         if not names:
             return
-    use_cache = _cache_enabled()
+    use_cache = cache_enabled()
     key: dict[str, Any] | None = None
     if use_cache:
         try:
-            key = _cache_key()
+            key = cache_key()
         except Exception:
             key = None
     if key is not None:
-        cached = _cache_lookup(key)
+        cached = cache_lookup(key)
         if cached is not None:
-            if _register_from_cache(pm, cached, names):
+            if register_from_cache(pm, cached, names):
                 return
-            _cache_write(key, None)  # stale: forget it, then scan once
-    cached_eps, found = _scan_entry_points()
-    if key is not None and not _key_is_racy(key):
-        _cache_write(key, cached_eps)
-    _register_from_scan(pm, found, names)
+            cache_write(key, None)  # stale: forget it, then scan once
+    cached_eps, found = scan_entry_points()
+    if key is not None and not key_is_racy(key):
+        cache_write(key, cached_eps)
+    register_from_scan(pm, found, names)
 
 
 def new_plugin_manager(*, load_entrypoints: bool = True) -> pluggy.PluginManager:

@@ -87,7 +87,7 @@ def _resolve(value: str) -> Any:
     return obj
 
 
-def _register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], names: set[str] | None) -> bool:
+def register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], names: set[str] | None) -> bool:
     """Register the selected cached entry points; False (nothing registered) if one is stale.
 
     Everything is imported before anything is registered, so a stale entry leaves ``pm`` untouched
@@ -114,7 +114,7 @@ def _register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], 
     return True
 
 
-def _register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
+def register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
     """Register the selected ``EntryPoint`` objects of a full scan (import errors propagate)."""
     facade: Any = None
     try:

@@ -44,7 +44,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..core import errors
-from .prefetch_fork import DEADLINE, _child, _detach, _fork, _unreaped, _write_all, reap_finished  # noqa: F401  (_unreaped: tests)
+from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_finished, unreaped, write_all  # noqa: F401  (unreaped: tests)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import Settings
@@ -127,13 +127,13 @@ class Worker:
                 stream.flush()
             except (AttributeError, OSError, ValueError):
                 pass
-        pid = _fork()
+        pid = fork_quietly()
         if pid == 0:  # the child: never returns, never runs any of the parent's cleanup
             try:
                 os.close(request_w)
                 os.close(answer_r)
-                _detach()
-                _child(request_r, answer_w, text)
+                detach()
+                child_main(request_r, answer_w, text)
             finally:
                 os._exit(0)
         os.close(request_r)
@@ -149,7 +149,7 @@ class Worker:
             return None
         try:
             data = pickle.dumps(factory, protocol=pickle.HIGHEST_PROTOCOL)
-            _write_all(fd, data)  # a reference to a function: far below the pipe's buffer
+            write_all(fd, data)  # a reference to a function: far below the pipe's buffer
         except Exception:
             os.close(fd)
             self.cancel()
@@ -218,7 +218,7 @@ class Worker:
                 import signal
 
                 os.kill(pid, signal.SIGKILL)
-                _unreaped.append(pid)
+                unreaped.append(pid)
         except (ChildProcessError, ProcessLookupError, OSError):
             pass
 

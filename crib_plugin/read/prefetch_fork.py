@@ -16,21 +16,21 @@ from ..core import errors
 DEADLINE = 60.0
 """Seconds the parent waits for the child's answer before embedding in-process instead."""
 
-_unreaped: list[int] = []
+unreaped: list[int] = []
 
 
 def reap_finished(*, wait: bool = False) -> None:
     """Collect the exit status of workers that were stopped earlier (``wait``: block until all are)."""
-    for pid in list(_unreaped):
+    for pid in list(unreaped):
         try:
             done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
         except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler, os.wait by the host)
             done = pid
         if done:
-            _unreaped.remove(pid)
+            unreaped.remove(pid)
 
 
-def _fork() -> int:
+def fork_quietly() -> int:
     """``os.fork()``, without Python 3.12's warning about forking a threaded process (the hook
     runs its work in a thread; the child only embeds and exits, taking no lock another thread
     could hold)."""
@@ -41,7 +41,7 @@ def _fork() -> int:
         return os.fork()
 
 
-def _detach() -> None:
+def detach() -> None:
     """Cut the child loose from the parent's standard streams and bound its life.
 
     A host reading the parent's stdout (Claude Code, ``subprocess.run``) waits for every holder
@@ -57,7 +57,7 @@ def _detach() -> None:
     signal.alarm(int(DEADLINE) + 1)
 
 
-def _child(request_fd: int, answer_fd: int, text: str) -> None:
+def child_main(request_fd: int, answer_fd: int, text: str) -> None:
     """The child's life: import numpy while the parent loads the rest, then embed on request."""
     import gc
 
@@ -103,7 +103,7 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return
     try:
-        from .channels.vectors import to_blob
+        from ..store.base_vectors import to_blob
 
         send({"blob": to_blob(embedder.embed_query(text))})
     except errors.CribError as exc:
@@ -115,10 +115,10 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
 def _send(fd: int, message: dict[str, Any]) -> None:
     """One message: 4-byte little-endian length, then the pickle."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    _write_all(fd, len(data).to_bytes(4, "little") + data)
+    write_all(fd, len(data).to_bytes(4, "little") + data)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

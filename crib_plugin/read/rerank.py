@@ -29,7 +29,6 @@ else offline), ``ollama`` / a plugin reranker's name, ``mmr`` (offline), or ``of
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
@@ -72,7 +71,6 @@ tie-breaker between nearly equal candidates, not a decay that buries old memorie
 DEADLINE = 3.0
 """Seconds a model reranker may take in all, before the fused order is kept instead."""
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass
@@ -210,9 +208,10 @@ def _stored_similarities(memory: "Memory", ids: Sequence[int]) -> tuple[dict[int
 
 
 def _words(text: str) -> frozenset[str]:
-    from .query import STOP_WORDS
+    """The content words of ``text`` (crib's one tokenizer, stop words out), for word overlap."""
+    from ..text.words import STOP_WORDS, split_words
 
-    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOP_WORDS)
+    return frozenset(w for w in split_words(text) if w not in STOP_WORDS)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -32,21 +32,22 @@ from typing import TYPE_CHECKING, Sequence
 from ..core.limits import MAX_SCAN_CHARS
 from ..core.timeutil import ISO_FORMAT, parse_iso
 from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests name these from here)
-    _ABSOLUTE,
-    _MONTH_WORDS,
-    _TRIGGER_WORDS,
-    _WEEKDAY_WORDS,
+    ABSOLUTE,
     EARLIEST,
     LATEST,
+    MONTH_WORDS,
     MONTHS,
+    TRIGGER_WORDS,
     UNITS,
+    WEEKDAY_WORDS,
     WEEKDAYS,
+    Span,
     TimeExpression,
-    _fold,
-    _patterns,
-    _shift,
-    _Span,
+    fold,
+    shift,
+    time_patterns,
 )
+from ..text.words import content_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
@@ -85,33 +86,33 @@ def _may_name_a_time(text: str) -> bool:
     r"""Whether ``text`` may contain a time expression: a cheap, conservative test before the anchors.
 
     False only when no anchor pattern can match: every anchor needs either a decimal digit (``\d``,
-    any script) or one of :data:`_TRIGGER_WORDS` as a whole word (each pattern bounds those words by
+    any script) or one of :data:`TRIGGER_WORDS` as a whole word (each pattern bounds those words by
     ``\b``, whitespace or a hyphen). The text is case-folded the way ``re.I`` folds it, so a word
     the patterns match ("YESTERDAY", "yeſterday", "frİday") is found here too. False positives
     ("may", "days-long") only cost compiling the patterns; this never says False when one would match.
-    Saves most prompts — which name no time — from compiling the patterns at all (:func:`_patterns`).
+    Saves most prompts — which name no time — from compiling the patterns at all (:func:`time_patterns`).
     """
     if _DIGIT.search(text):
         return True
-    return not _TRIGGER_WORDS.isdisjoint(_LETTERS.findall(_fold(text)))
+    return not TRIGGER_WORDS.isdisjoint(_LETTERS.findall(fold(text)))
 
 
-def _anchors(text: str, today: date) -> list[_Span]:
+def _anchors(text: str, today: date) -> list[Span]:
     """Every anchor in ``text``, left to right; at one position the longest match wins."""
-    found: dict[int, _Span] = {}
-    for pattern, handler in _patterns().anchors:
+    found: dict[int, Span] = {}
+    for pattern, handler in time_patterns().anchors:
         for match in pattern.finditer(text):
             resolved = handler(match, today)
             if resolved is None:
                 continue
             first, last, until_now = resolved
             pos = match.start("anchor") if "anchor" in pattern.groupindex else match.start()
-            span = _Span(first, last, pos, match.end(), until_now, handler in _ABSOLUTE)
+            span = Span(first, last, pos, match.end(), until_now, handler in ABSOLUTE)
             current = found.get(pos)
             if current is None or span.endpos > current.endpos:
                 found[pos] = span
     spans = sorted(found.values(), key=lambda s: s.pos)
-    kept: list[_Span] = []
+    kept: list[Span] = []
     for span in spans:  # drop anchors nested inside an earlier, longer one
         if kept and span.pos < kept[-1].endpos:
             continue
@@ -119,19 +120,19 @@ def _anchors(text: str, today: date) -> list[_Span]:
     return kept
 
 
-def _second_anchor(text: str, after: int, today: date) -> _Span | None:
+def _second_anchor(text: str, after: int, today: date) -> Span | None:
     """The ``Y`` of "between X and Y" / "from X to Y": an anchor right after ``and``/``to`` at ``after``.
 
     A bare month or year there ("between March and May") has no preposition of its own, so the rest
     is read as if it followed "in".
     """
-    joint = _patterns().joint.match(text, after)
+    joint = time_patterns().joint.match(text, after)
     if joint is None or joint.end() == after:
         return None
     rest = text[joint.end():]
     for span in _anchors("in " + rest, today):
         if span.pos == 3:
-            return _Span(span.first, span.last, span.pos - 3 + joint.end(), span.endpos - 3 + joint.end(), span.until_now)
+            return Span(span.first, span.last, span.pos - 3 + joint.end(), span.endpos - 3 + joint.end(), span.until_now)
     return None
 
 
@@ -181,15 +182,15 @@ def find_time_expression(text: str, now: str | datetime | None = None) -> TimeEx
     start_pos, end_pos = first.pos, first.endpos
     lo, hi, until_now = first.first, first.last, first.until_now
     prefix = text[:first.pos]
-    between = _patterns().between.search(prefix)
+    between = time_patterns().between.search(prefix)
     second = _second_anchor(text, first.endpos, today) if between else None
     if between and second is not None:
         start_pos, end_pos = between.start(), second.endpos
         hi, until_now = second.last, second.until_now
     else:
-        before = _patterns().before.search(prefix)
+        before = time_patterns().before.search(prefix)
         if before:
-            word = " ".join(_fold(before["word"]).split())
+            word = " ".join(fold(before["word"]).split())
             start_pos = before.start()
             if word.endswith(("before", "after")) and " " in word:  # "the week before X"
                 unit = word.split()[-2]
@@ -200,9 +201,9 @@ def find_time_expression(text: str, now: str | datetime | None = None) -> TimeEx
                     saturday = hi + timedelta(days=(5 - hi.weekday()) % 7)
                     lo, hi, until_now = saturday, saturday + timedelta(days=2), False
                 elif word.endswith("before") and lo is not None:
-                    lo, hi, until_now = _shift(lo, unit, -1), lo, False
+                    lo, hi, until_now = shift(lo, unit, -1), lo, False
                 elif word.endswith("after") and hi is not None:
-                    lo, hi, until_now = hi, _shift(hi, unit, 1), False
+                    lo, hi, until_now = hi, shift(hi, unit, 1), False
             elif word == "since":
                 hi, until_now = None, False
             elif word in ("after", "later than"):
@@ -227,17 +228,6 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 
 
 # -- adjustments after fusion ----------------------------------------------------------------------
-
-
-def _content_words(text: str) -> dict[str, str]:
-    """Content words (no stop words, ≥ 3 characters or a number) by stem — what "shared content" means."""
-    from ..text.words import STOP_WORDS, stems
-
-    words: dict[str, str] = {}
-    for word, stem in stems(text):
-        if word not in STOP_WORDS and (len(word) >= 3 or word.isdigit()):
-            words.setdefault(stem, word)
-    return words
 
 
 def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
@@ -310,7 +300,7 @@ def corrections_first(memory: object, hits: list["Hit"], notes: list[tuple[int, 
 
     def content(hit: "Hit") -> dict[str, str]:
         if hit.entry.id not in words:
-            words[hit.entry.id] = _content_words(hit.entry.content[:MAX_SCAN_CHARS])
+            words[hit.entry.id] = content_words(hit.entry.content[:MAX_SCAN_CHARS])
         return words[hit.entry.id]
 
     out = list(hits)

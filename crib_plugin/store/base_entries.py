@@ -80,6 +80,11 @@ class Entries(Protocol):
         """The id of an entry with the same type, whitespace-normalised content and metadata."""
         ...
 
+    def find_same_text(self, content: str, limit: int = 20) -> list[int]:
+        """Ids of the entries not superseded whose whitespace-normalised content is ``content``'s,
+        whatever their type and metadata, newest first (at most ``limit``)."""
+        ...
+
     def delete_entry(self, entry_id: int) -> bool:
         """Delete an entry from every index (full text, trigram, CJK, vectors, the work queue) and
         refresh its thread neighbours' context; False when it did not exist. Inside a transaction.
@@ -128,10 +133,6 @@ class Entries(Protocol):
 
     def unsupersede(self, entry_id: int) -> None:
         """Entries that ``entry_id`` superseded become current again (it is being forgotten)."""
-        ...
-
-    def superseded_among(self, ids: Sequence[int]) -> set[int]:
-        """Which of ``ids`` a later entry superseded."""
         ...
 
     def entry_version(self, entry_id: int) -> EntryVersion | None:

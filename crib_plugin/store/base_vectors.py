@@ -8,7 +8,7 @@ parse. Vectors cross the contract as little-endian float32 ``bytes``; spaces nev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Vectors(Protocol):
@@ -93,3 +93,16 @@ class WorkQueue(Protocol):
     def pending_counts(self) -> dict[str, int]:
         """Queued work per kind: ``embedding:<space>`` and ``extraction``."""
         ...
+
+
+def to_blob(vector: Any) -> bytes:
+    """float32 little-endian bytes, the format vec0 expects.
+
+    Bytes pass through untouched: that is how a vector arrives from the prefetch worker
+    (:mod:`crib_plugin.read.prefetch`), and it keeps numpy out of a process that never embeds.
+    """
+    if isinstance(vector, (bytes, bytearray, memoryview)):
+        return bytes(vector)
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()

@@ -67,3 +67,9 @@ class StoreCounts:
     audit_rows: int
     first: str | None
     last: str | None
+
+
+def thread_of(metadata: dict[str, Any]) -> str | None:
+    """The thread an entry belongs to (metadata ``thread``), if any."""
+    value = metadata.get("thread") if isinstance(metadata, dict) else None
+    return str(value) if value not in (None, "") else None

@@ -35,7 +35,7 @@ from .sqlite_open import (  # noqa: F401  (sqlite_capabilities: re-exported for 
     store_error,
 )
 from .sqlite_queue import QueueMixin
-from .sqlite_rows import EXTRACT_QUEUE, content_hash, thread_of, vec_extension_path  # noqa: F401  (re-exported)
+from .sqlite_rows import EXTRACT_QUEUE, content_hash, vec_extension_path  # noqa: F401  (re-exported)
 from .sqlite_vectors import VectorsMixin
 
 

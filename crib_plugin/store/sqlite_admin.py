@@ -131,13 +131,6 @@ class AdminMixin:
         rows = self.execute(f"SELECT {VERSION_COLUMNS} FROM entries WHERE superseded_by = ? ORDER BY id", (entry_id,))
         return [_version(r) for r in rows]
 
-    def superseded_among(self, ids: Sequence[int]) -> set[int]:
-        if not ids:
-            return set()
-        marks = ",".join("?" * len(ids))
-        rows = self.execute(f"SELECT id FROM entries WHERE superseded_by IS NOT NULL AND id IN ({marks})", list(ids))
-        return {int(r[0]) for r in rows}
-
     def counts(self) -> StoreCounts:
         from .records import StoreCounts
 

@@ -14,8 +14,9 @@ import apsw
 
 from ..core.records import Entry
 from . import cjk
+from .records import thread_of
 from .sqlite_open import store_error
-from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry, thread_of
+from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
@@ -93,6 +94,13 @@ class EntriesMixin:
             (content_hash(content), type, meta),
         )
         return int(rows[0][0]) if rows else None
+
+    def find_same_text(self, content: str, limit: int = 20) -> list[int]:
+        rows = self.execute(
+            "SELECT id FROM entries WHERE content_hash = ? AND superseded_by IS NULL ORDER BY id DESC LIMIT ?",
+            (content_hash(content), limit),
+        )
+        return [int(r[0]) for r in rows]
 
     def get_entries(self, ids: Sequence[int]) -> dict[int, Entry]:
         if not ids:

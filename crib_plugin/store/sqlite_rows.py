@@ -24,10 +24,6 @@ CONTEXT_CHARS = 1000  # each neighbour's share of an entry's context
 EXTRACT_QUEUE = "extract"
 
 
-def thread_of(metadata: dict[str, Any]) -> str | None:
-    """The thread an entry belongs to (metadata ``thread``), if any."""
-    value = metadata.get("thread") if isinstance(metadata, dict) else None
-    return str(value) if value not in (None, "") else None
 ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
 
 

@@ -25,7 +25,7 @@ _CJK_RANGES = (
 )
 
 
-class _NonAsciiPattern:
+class NonAsciiPattern:
     """A regex of non-ASCII characters only, compiled on first use, that answers ASCII text itself.
 
     The CJK character classes take ~12 ms to compile (their charset tables are large), and the
@@ -56,8 +56,8 @@ class _NonAsciiPattern:
         return [text] if text.isascii() else self.compiled.split(text)
 
 
-CJK_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]")
-CJK_RUN_RE = _NonAsciiPattern(f"[{_CJK_RANGES}]+")
+CJK_RE = NonAsciiPattern(f"[{_CJK_RANGES}]")
+CJK_RUN_RE = NonAsciiPattern(f"[{_CJK_RANGES}]+")
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)  # what unicode61 calls a token
 
 
@@ -81,3 +81,13 @@ def glued_words(text: str) -> list[str]:
         if CJK_RE.search(token) and not CJK_RUN_RE.fullmatch(token):
             found.extend(piece.lower() for piece in CJK_RUN_RE.split(token) if piece)
     return found
+
+
+def entry_grams(text: str) -> set[str]:
+    """Every unigram and adjacent pair of an entry's (normalised) CJK text: what a CJK prompt's
+    grams (``read.query.cjk_grams``) are looked up in."""
+    grams: set[str] = set()
+    for run in CJK_RUN_RE.findall(normalise_cjk(text)):
+        grams.update(run)
+        grams.update(run[i:i + 2] for i in range(len(run) - 1))
+    return grams

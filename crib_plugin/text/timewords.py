@@ -1,6 +1,6 @@
 """The vocabulary and patterns of English time expressions: the low, pure layer of :mod:`.temporal`.
 
-Word lists, the anchor patterns built from them (compiled lazily, once: :func:`_patterns`), the handler
+Word lists, the anchor patterns built from them (compiled lazily, once: :func:`time_patterns`), the handler
 of each anchor (a match to a ``[first, last)`` day range) and the calendar arithmetic they share. No
 store, no records: :mod:`.temporal` scans a prompt with these and applies the ranking adjustments.
 
@@ -54,13 +54,13 @@ LATEST = "9999-12-31T23:59:59Z"
 # 'İ' and 'ı' ~ 'i') — the complete list (tests check it against every code point). casefold() maps
 # the first two but not the last two ('İ' becomes 'i' + a combining dot, 'ı' stays), so map them here.
 _ASCII_EQUIVALENTS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """``text`` case-folded so that every letter ``re.I`` matches with an ASCII letter becomes it."""
     return text.translate(_ASCII_EQUIVALENTS).casefold()
 
 
 # The word lists below are the single source of the month, weekday, unit and named-time words: the
-# patterns are built from them, and so is the cheap pre-check (_TRIGGER_WORDS), so the two cannot drift.
+# patterns are built from them, and so is the cheap pre-check (TRIGGER_WORDS), so the two cannot drift.
 _MONTH_NAMES: tuple[tuple[str, ...], ...] = (
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
     ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
@@ -84,13 +84,13 @@ UNITS = {form: unit for unit in _UNIT_NAMES for form in (unit, unit + "s")}
 # Full month names, and abbreviations only where they cannot be ordinary words ("mar", "may" are
 # handled with context below); a longer abbreviation is tried before its prefix ("sept" before "sep").
 _AMBIGUOUS_ABBREVIATIONS = ("mar",)
-_MONTH_WORDS = tuple(names[0] for names in _MONTH_NAMES) + tuple(
+MONTH_WORDS = tuple(names[0] for names in _MONTH_NAMES) + tuple(
     word
     for names in _MONTH_NAMES
     for word in sorted(names[1:], key=len, reverse=True)
     if word not in _AMBIGUOUS_ABBREVIATIONS
 )
-_WEEKDAY_WORDS = tuple(names[0] for names in _WEEKDAY_NAMES)  # full names only: "on sat" is too vague
+WEEKDAY_WORDS = tuple(names[0] for names in _WEEKDAY_NAMES)  # full names only: "on sat" is too vague
 _UNIT_WORDS = tuple(UNITS)
 # The named anchors ("today", "last night", "this morning", "last week", ...). Each alternative of the
 # named-anchor pattern contains one of _NAMED_WORDS: the phrases "the day before yesterday" and "a few
@@ -101,13 +101,13 @@ _DAYPARTS = ("morning", "afternoon", "evening")  # "this morning"
 _PERIODS = ("week", "weekend", "month", "year")  # "this week", "last year"
 _NAMED_WORDS = (*_NAMED_DAYS, _NIGHT, "days", *_DAYPARTS, *_PERIODS)
 
-_MONTH = rf"(?P<month>{'|'.join(_MONTH_WORDS)})\.?"
+_MONTH = rf"(?P<month>{'|'.join(MONTH_WORDS)})\.?"
 _MONTH2 = _MONTH.replace("?P<month>", "?P<month2>")
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)(?!\.\d|[\w-])"
 _NUM = r"(?P<n>\d{1,3}|a couple of|a couple|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = rf"(?P<unit>{'|'.join(unit + 's?' for unit in _UNIT_NAMES)})"
-_WEEKDAY = rf"(?P<weekday>{'|'.join(_WEEKDAY_WORDS)})"
+_WEEKDAY = rf"(?P<weekday>{'|'.join(WEEKDAY_WORDS)})"
 _NAMED = (
     rf"the\s+day\s+before\s+yesterday|a\s+few\s+days\s+ago|{'|'.join(_NAMED_DAYS)}|last\s+{_NIGHT}"
     rf"|this\s+(?:{'|'.join(_DAYPARTS)})|(?:this|last)\s+(?:{'|'.join(_PERIODS)})"
@@ -136,7 +136,7 @@ class TimeExpression:
 
 
 @dataclass(frozen=True)
-class _Span:
+class Span:
     """A calendar span (local dates, end exclusive) found at ``[pos, endpos)`` of the prompt."""
 
     first: date | None  # None = open at the start
@@ -169,7 +169,7 @@ def _recent_month_year(month: int, today: date) -> int:
     return today.year if month <= today.month else today.year - 1
 
 
-def _shift(day: date, unit: str, count: int) -> date:
+def shift(day: date, unit: str, count: int) -> date:
     """``day`` moved by ``count`` days, weeks, months (to the same day, clamped) or years."""
     if unit == "day":
         return day + timedelta(days=count)
@@ -188,7 +188,7 @@ def _valid_day(year: int, month: int, day: int) -> date | None:
 
 
 def _number(text: str) -> int | None:
-    text = " ".join(_fold(text).split())
+    text = " ".join(fold(text).split())
     if text.isdigit():
         return int(text)
     return NUMBERS.get(text)
@@ -205,26 +205,26 @@ def _h_iso_day(m: "re.Match[str]", today: date) -> tuple[date | None, date | Non
 
 
 def _h_day_month_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    day = _valid_day(int(m["year"]), MONTHS[_fold(m["month"])], int(m["day"]))
+    day = _valid_day(int(m["year"]), MONTHS[fold(m["month"])], int(m["day"]))
     return (day, day + timedelta(days=1), False) if day else None
 
 
 def _h_day_month(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
     if m["month"] in ("may", "mar"):  # lower-case and without a year: the verb ("step 1 may fail")
         return None
-    month, number = MONTHS[_fold(m["month"])], int(m["day"])
+    month, number = MONTHS[fold(m["month"])], int(m["day"])
     year = today.year if (month, number) <= (today.month, today.day) else today.year - 1
     day = _valid_day(year, month, number)
     return (day, day + timedelta(days=1), False) if day else None
 
 
 def _h_month_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    first, last = _month_span(int(m["year"]), MONTHS[_fold(m["month"])])
+    first, last = _month_span(int(m["year"]), MONTHS[fold(m["month"])])
     return first, last, False
 
 
 def _h_month(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    month = MONTHS[_fold(m["month"])]
+    month = MONTHS[fold(m["month"])]
     first, last = _month_span(_recent_month_year(month, today), month)
     return first, last, False
 
@@ -235,7 +235,7 @@ def _h_year(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, 
 
 
 def _h_named(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    word = " ".join(_fold(m["named"]).split())
+    word = " ".join(fold(m["named"]).split())
     if word in ("today", "tonight", "this morning", "this afternoon", "this evening"):
         return today, today + timedelta(days=1), False
     if word in ("yesterday", "last night"):
@@ -261,7 +261,7 @@ def _h_named(m: "re.Match[str]", today: date) -> tuple[date | None, date | None,
 
 
 def _h_ago(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    count, unit = _number(m["n"]), UNITS[_fold(m["unit"])]
+    count, unit = _number(m["n"]), UNITS[fold(m["unit"])]
     if count is None or count > 500:
         return None
     if unit == "day":
@@ -277,7 +277,7 @@ def _h_ago(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, b
 
 
 def _h_past(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    count, unit = _number(m["n"] or "1"), UNITS[_fold(m["unit"])]
+    count, unit = _number(m["n"] or "1"), UNITS[fold(m["unit"])]
     if count is None or count > 500:
         return None
     if unit == "day":
@@ -292,8 +292,8 @@ def _h_past(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, 
 
 
 def _h_weekday(m: "re.Match[str]", today: date) -> tuple[date | None, date | None, bool] | None:
-    target = WEEKDAYS[_fold(m["weekday"])]
-    strictly_before = _fold(m["which"] or "") == "last"
+    target = WEEKDAYS[fold(m["weekday"])]
+    strictly_before = fold(m["which"] or "") == "last"
     back = (today.weekday() - target) % 7
     if back == 0 and strictly_before:
         back = 7
@@ -301,11 +301,11 @@ def _h_weekday(m: "re.Match[str]", today: date) -> tuple[date | None, date | Non
     return day, day + timedelta(days=1), False
 
 
-_ABSOLUTE = (_h_iso_day, _h_day_month_year, _h_month_year, _h_year)
+ABSOLUTE = (_h_iso_day, _h_day_month_year, _h_month_year, _h_year)
 
 
 class _Patterns(NamedTuple):
-    """The compiled patterns of this module (see :func:`_patterns`)."""
+    """The compiled patterns of this module (see :func:`time_patterns`)."""
 
     anchors: list[tuple[re.Pattern[str], Handler]]
     """One pattern per kind of anchor, with the handler that turns its match into a calendar span."""
@@ -318,7 +318,7 @@ class _Patterns(NamedTuple):
 
 
 @functools.cache
-def _patterns() -> _Patterns:
+def time_patterns() -> _Patterns:
     """Compile this module's regexes, once per process, on first use.
 
     The anchors are ~15 large case-insensitive alternations (months, weekdays, units) whose
@@ -351,7 +351,7 @@ def _patterns() -> _Patterns:
 
 # -- the pre-check: can the text name a time at all? ---------------------------------------------
 
-_TRIGGER_WORDS = frozenset((*_MONTH_WORDS, *_WEEKDAY_WORDS, *_UNIT_WORDS, *_NAMED_WORDS))
+TRIGGER_WORDS = frozenset((*MONTH_WORDS, *WEEKDAY_WORDS, *_UNIT_WORDS, *_NAMED_WORDS))
 """Every anchor pattern that can match without a digit needs one of these as a whole word: a month
 (``in May``), a weekday (``on Monday``), a unit (``two weeks ago``, ``past 3 days``) or a named time
 (``yesterday``, ``last night``, ``this morning``, ``last year``)."""

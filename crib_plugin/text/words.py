@@ -1,6 +1,11 @@
-"""Pure text utilities shared by the query parser, the facts and the adjustment stage: the stop
-words and the stemmer. A leaf module (it imports nothing of crib's), so that query, facts and
-temporal can all use it without importing each other (they used to form a cycle for this alone).
+"""crib's one tokenizer and stemmer, and the stop words: every stage that splits text into words
+(the query parser, the facts, the gate's evidence, the time adjustments, supersession, the
+reranker's word overlap) splits it here. It imports only :mod:`crib_plugin.text.cjk`.
+
+* :func:`split_words` — lower-cased words of ``text`` (``don't`` one word; CJK runs left out: they
+  are matched by character grams, :mod:`crib_plugin.text.cjk`);
+* :func:`stems` / :func:`stem_list` — ``(word, stem)`` pairs / the stems, by SQLite's tokenizers;
+* :func:`content_words` — the words that carry content (no stop words, ≥ 3 characters or a number), by stem.
 
 The stemmer is SQLite's own FTS5 ``porter`` tokenizer through a private in-memory apsw connection,
 so the facts channel's notion of "the same word" is the full-text channel's.
@@ -10,6 +15,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from .cjk import CJK_RUN_RE
+
+WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
 # Question words, auxiliaries, pronouns and fillers: they carry no topic, and OR-ing them into a
 # BM25 query only adds noise.
@@ -31,7 +40,7 @@ s t d ll re ve m
 )
 
 
-class _Tokenizers:
+class Tokenizers:
     """SQLite's FTS5 ``unicode61`` and ``porter`` tokenizers, through a private in-memory apsw connection.
 
     Using SQLite's own porter stemmer keeps the facts channel's notion of "the same word" identical
@@ -60,30 +69,49 @@ class _Tokenizers:
         if not text:
             return []
         if self.plain is None or self.porter is None:  # pragma: no cover - fallback path
-            return [(w, _fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
+            return [(w, fallback_stem(w)) for w in re.findall(r"[^\W_]+", text.casefold())]
         data = text.encode("utf-8")
         plain = self.plain(data, self.query_flag, None)
         stemmed = {start: token for start, _end, token in self.porter(data, self.query_flag, None)}
         return [(token, stemmed.get(start, token)) for start, _end, token in plain]
 
 
-def _fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
+def fallback_stem(word: str) -> str:  # pragma: no cover - used only without apsw
     for suffix in ("ational", "ations", "ation", "ingly", "edly", "ing", "ies", "ied", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(("ss", "us", "is")):
             return word[: -len(suffix)] + ("i" if suffix in ("ies", "ied") else "")
     return word
 
 
-_TOKENIZERS: _Tokenizers | None = None
+_TOKENIZERS: Tokenizers | None = None
 
 
-def _tok() -> _Tokenizers:
+def tok() -> Tokenizers:
     global _TOKENIZERS
     if _TOKENIZERS is None:
-        _TOKENIZERS = _Tokenizers()
+        _TOKENIZERS = Tokenizers()
     return _TOKENIZERS
 
 
 def stems(text: str) -> list[tuple[str, str]]:
     """``(word, stem)`` pairs of ``text`` — the unit every fact lookup compares."""
-    return _tok().words(text)
+    return tok().words(text)
+
+
+def split_words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` (``don't`` is one word); CJK runs are left out."""
+    return [w.lower() for w in WORD_RE.findall(CJK_RUN_RE.sub(" ", text))]
+
+
+def stem_list(text: str) -> list[str]:
+    """Porter stems of ``text`` — the same stemmer the FTS index and the facts channel use."""
+    return [stem for _word, stem in stems(text)]
+
+
+def content_words(text: str) -> dict[str, str]:
+    """Content words (no stop words, ≥ 3 characters or a number) by stem — what "shared content" means."""
+    words: dict[str, str] = {}
+    for word, stem in stems(text):
+        if word not in STOP_WORDS and (len(word) >= 3 or word.isdigit()):
+            words.setdefault(stem, word)
+    return words

@@ -44,15 +44,13 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     with store.transaction():
         store.set_embedder_name(model.name)
         store.clear_embedded_pending(table)
-        from .manage import record_audit
-
-        record_audit(store, "reindex", None, embedder=key, embedded=done, facts_extracted=extracted)
+        store.record_audit("reindex", None, {"embedder": key, "embedded": done, "facts_extracted": extracted})
     return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
 
 def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_progress: Callable[[int, int], None] | None) -> int:
     """Embed the entries ``missing`` from ``table``, batch by batch (each batch commits); returns how many."""
-    from ..read.channels.vectors import to_blob
+    from ..store.base_vectors import to_blob
 
     store = memory.store
     done = 0
@@ -63,7 +61,7 @@ def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_p
         entries = store.get_entries(ids)
         previous = [previous_of(memory, entries[i]) for i in ids]
         notes: list[str] = []
-        vectors = memory._embed([entries[i].content for i in ids], previous, notes)
+        vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
         if vectors is None:
             raise ModelError(notes[0])
         with store.transaction():
@@ -80,7 +78,7 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
     entry written while the model was down, or a switch of embedder)."""
     from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
-    from ..read.channels.vectors import to_blob
+    from ..store.base_vectors import to_blob
 
     store = memory.store
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
@@ -102,7 +100,7 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
 
 def previous_of(memory: Any, entry: Entry) -> str | None:
     """The content of the entry before ``entry`` in its thread, or ``None`` (embedding context)."""
-    from ..store.sqlite import thread_of
+    from ..store.records import thread_of
 
     thread = thread_of(entry.metadata)
     if thread is None:
@@ -143,8 +141,6 @@ def import_records(
     reports = memory.write_many(items, on_progress=on_progress, audit=None)
     new = [r.entry_id for r in reports if not r.duplicate]
     with memory.store.transaction():
-        from .manage import record_audit
-
-        record_audit(memory.store, "import", None, entries=len(new), duplicates=len(reports) - len(new),
-                     first_id=min(new, default=None), last_id=max(new, default=None))
+        memory.store.record_audit("import", None, {"entries": len(new), "duplicates": len(reports) - len(new),
+                                                   "first_id": min(new, default=None), "last_id": max(new, default=None)})
     return reports

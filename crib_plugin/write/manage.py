@@ -84,7 +84,7 @@ def list_entries(
     return [_row_json(v) for v in versions]
 
 
-def _get(memory: "Memory", entry_id: int) -> dict[str, Any]:
+def entry_data(memory: "Memory", entry_id: int) -> dict[str, Any]:
     version = memory.store.entry_version(entry_id)
     if version is None:
         raise InputError(f"no entry with id {entry_id}")
@@ -94,7 +94,7 @@ def _get(memory: "Memory", entry_id: int) -> dict[str, Any]:
 def history(memory: "Memory", entry_id: int) -> list[dict[str, Any]]:
     """The supersession chain through ``entry_id``, oldest first (the newest text last)."""
     store = memory.store
-    chain = [_get(memory, entry_id)]
+    chain = [entry_data(memory, entry_id)]
     seen = {entry_id}
     while True:  # walk back: entries this one replaced
         older = [_row_json(v) for v in store.superseded_by_entry(chain[0]["id"]) if v.entry.id not in seen]
@@ -120,7 +120,7 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
     from ..store.facts import facts_for_entries
     from ..text.redact import redact_value
 
-    entry = _get(memory, entry_id)
+    entry = entry_data(memory, entry_id)
     chain = history(memory, entry_id)
     metadata = entry["metadata"]
     sources = {k: metadata[k] for k in ("source", "source_path", "heading", "thread", "corrects", "imported_from") if k in metadata}
@@ -164,31 +164,6 @@ def stats(memory: "Memory") -> dict[str, Any]:
 
 
 # -- forgetting ---------------------------------------------------------------------------------
-
-
-def _mentions(content: str, words: Sequence[str]) -> bool:
-    """Whether ``content`` itself contains one of the query's words (a plural or -ing may differ)."""
-    text = content.lower()
-    return any(word[: max(4, len(word) - 3)] in text if len(word) > 4 else word in text for word in words)
-
-
-def preview_forget(memory: "Memory", query: str, limit: int = 20) -> list[dict[str, Any]]:
-    """The entries ``forget --query`` would remove: the channels' hits for ``query`` whose own text
-    contains one of its words. A neighbour found only through its thread's context, or a vector
-    that is merely close, is not offered for deletion."""
-    from ..read.query import prepare
-
-    if not query.strip():
-        raise InputError("forget --query needs some text to match")
-    prepared = prepare(query)
-    words = [w.lower() for w in prepared.keywords] + list(prepared.cjk_terms)
-    hits = [h for h in memory.recall(query).hits if _mentions(h.entry.content, words)][:limit]
-    out = []
-    for hit in hits:
-        data = _get(memory, hit.entry.id)
-        data["score"] = round(hit.score, 6)
-        out.append(data)
-    return out
 
 
 def _fingerprint(entry: Entry) -> dict[str, Any]:
@@ -267,7 +242,7 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None 
     """
     from ..core.cues import cue_space_key, embed_cues, with_cue
     from ..core.limits import check_metadata
-    from ..read.channels.vectors import to_blob
+    from ..store.base_vectors import to_blob
     from .clean import clean_cue
 
     store = memory.store

@@ -19,12 +19,12 @@ Why it is shaped like this (issue 10):
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
+from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
-from ..core.records import Triple
+from ..core.records import Entry, Triple
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -40,28 +40,27 @@ Progress = Callable[[int, int], None]
 
 
 def run_within(fn: Callable[[], T], budget: float, what: str) -> T:
-    """``fn()`` in a daemon thread, waiting at most ``budget`` seconds for it.
+    """``fn()`` within ``budget`` seconds (:func:`~crib_plugin.core.deadline.call_within`);
+    :class:`ModelUnavailable` when the budget runs out (the thread is abandoned). Exceptions of
+    ``fn`` are re-raised here."""
+    try:
+        return call_within(budget, fn, name=f"crib-{what}", what=what)
+    except Overrun:
+        raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s") from None
 
-    Raises :class:`ModelUnavailable` when the budget runs out; the thread is abandoned (a daemon:
-    it cannot keep the process alive) and whatever it returns later is ignored. Exceptions of
-    ``fn`` are re-raised here.
-    """
-    box: dict[str, Any] = {}
 
-    def target() -> None:
+def index_entry(memory: "Memory", entry: Entry, notes: list[str]) -> None:
+    """Offer a newly stored ``entry`` to every registered channel that has an ``index`` method."""
+    channels: dict[str, Any] = memory.registry.channels
+    for name, channel in channels.items():
+        index = getattr(channel, "index", None)
+        if not callable(index):
+            continue
         try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name=f"crib-{what}", daemon=True)
-    worker.start()
-    worker.join(budget)
-    if worker.is_alive():
-        raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+            with memory.store.transaction():
+                index(memory, entry)
+        except Exception as exc:  # a plugin channel's bug must not lose the memory
+            notes.append(f"channel {name} could not index entry {entry.id}: {exc}")
 
 
 @dataclass
@@ -92,7 +91,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
     if budgets.embed_down is not None:
         return None, None, budgets.embed_down
     notes: list[str] = []
-    previous = memory._previous_in_thread(items)
+    previous = memory.previous_in_thread(items)
     from ..core.cues import cue_of, embed_cues
     from ..core.write_types import EMBED_BATCH
 
@@ -105,7 +104,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, None, budgets.embed_down
 
     def both() -> tuple[list[Any] | None, list[Any] | None]:
-        vectors = memory._embed([i.content for i in items], previous, notes)
+        vectors = memory.embed_texts([i.content for i in items], previous, notes)
         return vectors, (embed_cues(memory, cues, notes) if vectors is not None else None)
 
     try:
@@ -176,10 +175,13 @@ def write_prepared(
     batch: int | None = None,
     on_progress: Progress | None = None,
     audit: str | None = "write",
+    same_text: bool = False,
 ) -> list["WriteReport"]:
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
-    ``audit`` names the action recorded in the audit table for each new entry (``None``: none)."""
+    ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
+    ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
+    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`)."""
     from ..core.config import embed_budget, extract_budget
     from ..core.write_types import WriteReport
 
@@ -193,6 +195,13 @@ def write_prepared(
         todo: list[int] = []
         for index in indexes:
             item = prepared[index]
+            if dedupe and same_text:
+                from .same_text import same_text_report
+
+                same = same_text_report(memory, item)
+                if same is not None:
+                    reports[index] = same
+                    continue
             if dedupe:
                 key = _dedupe_key(item)
                 dup = memory.store.find_duplicate(item.type, item.content, item.metadata)
@@ -288,11 +297,9 @@ def _insert_item(
     indexes and audit. Returns its :class:`WriteReport`."""
     from ..core.records import Entry
     from ..core.write_types import WriteReport
-    from ..read.channels.base import index_entry
-    from ..read.channels.vectors import to_blob
     from ..store import facts as facts_mod
+    from ..store.base_vectors import to_blob
     from ..store.sqlite import EXTRACT_QUEUE
-    from .manage import record_audit
     from .supersede import record_supersession
 
     store = memory.store
@@ -318,7 +325,7 @@ def _insert_item(
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:
-        record_audit(store, audit, entry_id, type=item.type)
+        store.record_audit(audit, entry_id, {"type": item.type})
     return WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
 
 

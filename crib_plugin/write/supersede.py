@@ -72,27 +72,27 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
-    from ..read.query import prepare
+    from ..text.terms import fts_expression
 
     near: set[int] = set()
     for text in texts:
-        expression = prepare(text).fts_expression
+        expression = fts_expression(text.strip())
         near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
     return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
 
 
 def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
     """The older entry a fact-less correction most plausibly corrects (see module docstring)."""
-    from ..read.temporal import _content_words
+    from ..text.words import content_words
 
-    own = _content_words(content)
+    own = content_words(content)
     if len(own) < SHARED_WORDS:
         return None
     best: tuple[int, int] | None = None
     for entry in _older_neighbours(store, entry_id, [content], created_at):
         if entry.type in EVENT_TYPES:
             continue
-        shared = len(own.keys() & _content_words(entry.content).keys())
+        shared = len(own.keys() & content_words(entry.content).keys())
         if shared >= SHARED_WORDS and shared >= SHARED_SHARE * len(own) and (best is None or shared > best[0]):
             best = (shared, entry.id)
     return best[1] if best else None
@@ -115,21 +115,21 @@ def _by_changed_value(store: Any, entry_id: int, content: str, created_at: str) 
     """The older entry stating the value this one replaces, sharing :data:`VALUE_WORDS` more
     content words with it: a belief (decision, note…) before an event (an error whose fix named the
     value), then the most shared words. Naming the value is explicit enough to supersede an error's fix."""
-    from ..read.temporal import _content_words
+    from ..text.words import content_words
 
     values = old_values(content)
     if not values:
         return None
-    own = _content_words(content)
+    own = content_words(content)
     # entries like this one, and entries naming a value (a bare "5" is too common to search alone)
     entries = _older_neighbours(store, entry_id, [content, *values], created_at)
     best: tuple[tuple[bool, int], int] | None = None
     for value in values:
-        value_words = _content_words(value).keys()
+        value_words = content_words(value).keys()
         if not value_words:
             continue
         for entry in entries:
-            theirs = _content_words(entry.content).keys()
+            theirs = content_words(entry.content).keys()
             if not value_words <= theirs:
                 continue
             shared = len((own.keys() & theirs) - value_words)
@@ -145,9 +145,9 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
     Events and entries already superseded are passed over."""
     if table is None or vector is None:
         return None
-    from ..read.temporal import _content_words
+    from ..text.words import content_words
 
-    own = _content_words(content)
+    own = content_words(content)
     near = [(i, 1.0 - d) for i, d in store.vector_search(table, vector, CANDIDATES // 4) if i != entry_id]
     entries = store.get_entries([i for i, _ in near])
     replaced = store.superseded([i for i, _ in near])  # a resemblance to a replaced entry is no claim on it
@@ -157,7 +157,7 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
             continue
         if other in replaced:
             continue
-        if len(own.keys() & _content_words(entry.content).keys()) >= RESTATES_WORDS:
+        if len(own.keys() & content_words(entry.content).keys()) >= RESTATES_WORDS:
             return other
     return None
 

@@ -55,7 +55,7 @@ model fetch) and :mod:`.runner` (``run_hook`` and its deadline). The names below
 
 from __future__ import annotations
 
-from .fetch import _fetch_model_in_background
+from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
     DEFAULT_SESSION_TTL_DAYS,
@@ -87,7 +87,7 @@ __all__ = [
     "CLAUDE_CONTEXT_CAP", "DEFAULT_SESSION_TTL_DAYS", "DEFAULT_TIMEOUT", "EVENT_NAMES", "HANDLERS", "HOOK_BUDGET",
     "MAX_TIMEOUT", "MEMORY_AVAILABLE", "PREFERENCE_LIMIT", "RECALL_LIMIT", "SESSION_START", "STANDING_LIMIT",
     "STATE_VERSION", "TRANSCRIPT_TAIL_BYTES", "USER_PROMPT_SUBMIT", "VECTOR_SHARE", "HookError", "HookInput",
-    "HookResult", "SessionState", "_fetch_model_in_background", "hook_timeout", "join_within_cap",
+    "HookResult", "SessionState", "fetch_model_in_background", "hook_timeout", "join_within_cap",
     "last_user_prompt", "memory_available", "parse_hook_input", "plugin_blocks", "prune_sessions",
     "render_within_cap", "resolve_db", "run_hook", "sanitise_session_id", "session_start", "session_ttl_days",
     "sessions_dir", "standing_entries", "user_prompt_submit",

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 
-def _fetch_model_in_background(memory: Any) -> None:
+def fetch_model_in_background(memory: Any) -> None:
     """Start fetching the offline MiniLM weights in a detached process when they are missing.
 
     The per-prompt hook has a 2-second budget and could never finish a first download itself.

@@ -40,7 +40,7 @@ class HookResult:
 # -- retrieval helpers ----------------------------------------------------------------------------
 
 
-def _open_memory(db: Path) -> Any:
+def open_memory(db: Path) -> Any:
     """The project's memory, opened read-mostly (never created), budget capped for hooks."""
     from ...core.config import load_settings
     from ...memory import Memory
@@ -53,8 +53,8 @@ def _open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    from ...output.block import render_within
     from ...output.render import CONTEXT
-    from ...plugins.default_plugins.hooks import render_within
 
     return render_within(memory, retrieval, CONTEXT, cap)
 
@@ -82,7 +82,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     return [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip()]
 
 
-def _builtin_only(pm: Any) -> Any:
+def builtin_only(pm: Any) -> Any:
     """A caller of ``on_prompt`` that runs crib's own implementation and no plugin's."""
     builtin = pm.get_plugin("crib_plugin.plugins.default_plugins.hooks")
     others = [p for p in pm.get_plugins() if p is not builtin]

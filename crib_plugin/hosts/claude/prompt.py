@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
-from .output import HookResult, _builtin_only, _open_memory, join_within_cap
+from .output import HookResult, builtin_only, join_within_cap, open_memory
 from .state import SessionState
 
 
@@ -32,12 +32,12 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     """The ``on_prompt`` hook point, as any host calls it; crib's block first, then the plugins'.
 
     Reads the project store and the global one (the global one alone while the project has none);
-    the session's injected set holds :func:`~crib_plugin.scoped.scope_key` keys."""
+    the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
     from ...plugins.session import Session
     from ...scopes import global_db
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
-    with _open_memory(db if scope == "project" else global_db()) as memory:
+    with open_memory(db if scope == "project" else global_db()) as memory:
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
             give_up_at = hook.started + VECTOR_SHARE * hook.budget
@@ -52,7 +52,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
             from ...core.faillog import log_failure
 
             log_failure("hook on_prompt plugin", exc)
-            results = _builtin_only(memory.pm)(prompt=hook.prompt, session=session)
+            results = builtin_only(memory.pm)(prompt=hook.prompt, session=session)
         if session.error is not None:
             raise session.error
         block = session.block or ""

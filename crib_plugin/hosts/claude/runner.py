@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import IO, Any, Callable
@@ -14,7 +13,7 @@ from .input import SESSION_START, USER_PROMPT_SUBMIT, HookError, HookInput, hook
 from .output import HookResult
 from .prompt import user_prompt_submit
 from .start import session_start
-from .state import SessionState, _int_set
+from .state import SessionState, int_set
 
 HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
     USER_PROMPT_SUBMIT: user_prompt_submit,
@@ -72,31 +71,25 @@ def run_hook(
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
         return _run_forked(event, stdin, stdout, timeout, started)
-    box: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            hook = parse_hook_input(_read(stdin), event)
-            hook.started, hook.budget = started, timeout
-            db = resolve_db(hook)
-            if own_process:  # one-shot process: make every component (and the log) agree on the db
-                os.environ["CRIB_DB"] = str(db)
-            box["result"] = HANDLERS[event](hook, db)
-        except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
-            box["error"] = exc
+    def work() -> "HookResult | None":
+        hook = parse_hook_input(_read(stdin), event)
+        hook.started, hook.budget = started, timeout
+        db = resolve_db(hook)
+        if own_process:  # one-shot process: make every component (and the log) agree on the db
+            os.environ["CRIB_DB"] = str(db)
+        return HANDLERS[event](hook, db)
 
-    worker = threading.Thread(target=work, name=f"crib-hook-{event}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    try:
+        result = deadline.call_within(timeout, work, name=f"crib-hook-{event}", what="hook answer")
+    except deadline.Overrun:
         _log(event, TimeoutError(f"gave up after {timeout:g} s (CRIB_HOOK_TIMEOUT); printed nothing"))
         if own_process:
             _hard_exit(stdout)
         return 0
-    if "error" in box:
-        _log(event, box["error"])
+    except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
+        _log(event, exc)
         return 0
-    result: HookResult | None = box.get("result")
     if result is not None:
         _emit(event, result, stdout)
     return 0
@@ -150,7 +143,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
     def commit(record: Any) -> None:
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
-                                 _int_set(record.get("entries")), _int_set(record.get("facts")))
+                                 int_set(record.get("entries")), int_set(record.get("facts")))
             try:
                 HookResult(event, "", state).commit()
             except Exception as exc:  # the answer is still right; at worst it is repeated later

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from .fetch import _fetch_model_in_background
+from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
     PREFERENCE_LIMIT,
@@ -18,7 +18,7 @@ from .input import (
     TRANSCRIPT_TAIL_BYTES,
     HookInput,
 )
-from .output import HookResult, _open_memory, join_within_cap, plugin_blocks
+from .output import HookResult, join_within_cap, open_memory, plugin_blocks
 from .state import SessionState
 
 
@@ -107,12 +107,13 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     the user's preferences (the project's, then the global store's), then the most recent decisions
     and corrections (and any other standing type) — superseded ones left out. ``memory`` is the
     ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
-    their scope only when both stores contributed, as in :func:`crib_plugin.scoped.select_scoped`.
+    their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
     import dataclasses
 
+    from ...read.across import scope_key
     from ...read.fusion import fit_budget
-    from ..scoped import _close_shared, global_memory, scope_key, select_scoped
+    from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []
     facts: list[Any] = []
@@ -133,7 +134,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
             log_failure("global store", exc)
             global_prefs, global_rest = [], []
         finally:
-            _close_shared(memory, other)
+            close_shared(memory, other)
         prefs, rest = prefs + global_prefs, rest + global_rest
     seen = {scope_key(e.scope, e.id) for e in entries}
     for entry in prefs + rest:
@@ -150,8 +151,8 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
+    from ...read.across import scope_key
     from ...scopes import global_db
-    from ..scoped import scope_key
 
     if not (db.exists() or global_db().exists()):
         from ...plugins.type_registry import registered_types
@@ -159,8 +160,8 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
-    with _open_memory(db if scope == "project" else global_db()) as memory:
-        _fetch_model_in_background(memory)
+    with open_memory(db if scope == "project" else global_db()) as memory:
+        fetch_model_in_background(memory)
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
         entries, facts, channels = standing_entries(memory, prompt, budget, scope)

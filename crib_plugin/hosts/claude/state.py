@@ -76,9 +76,9 @@ class SessionState:
         except (OSError, ValueError):
             return state  # missing or corrupt: start afresh (at worst something is repeated once)
         if isinstance(data, dict):
-            state.entries = _int_set(data.get("entries"))
-            state.facts = _int_set(data.get("facts"))
-            state.pointers = _int_set(data.get("pointers"))
+            state.entries = int_set(data.get("entries"))
+            state.facts = int_set(data.get("facts"))
+            state.pointers = int_set(data.get("pointers"))
         return state
 
     def reset(self) -> "SessionState":
@@ -114,7 +114,7 @@ class SessionState:
             raise
 
 
-def _int_set(value: Any) -> set[int]:
+def int_set(value: Any) -> set[int]:
     if not isinstance(value, list):
         return set()
     return {int(v) for v in value if isinstance(v, int) and not isinstance(v, bool)}

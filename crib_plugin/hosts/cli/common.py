@@ -34,7 +34,7 @@ def open_memory(create: bool = True, **kwargs: Any) -> Any:
     return Memory(create=create, **kwargs)
 
 
-def _scope_kwargs(to_global: bool) -> dict[str, Any]:
+def scope_kwargs(to_global: bool) -> dict[str, Any]:
     """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
     if not to_global:
         return {}

@@ -9,7 +9,7 @@ import click
 
 from ...core.cues import with_cue
 from ...core.errors import InputError
-from .common import _scope_kwargs, now_option, open_memory, warn_all
+from .common import now_option, open_memory, scope_kwargs, warn_all
 from .io import read_stdin, read_stdin_text
 from .retrieve import run_retrieve
 
@@ -44,7 +44,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
     if thread:
         meta["thread"] = thread
     meta = with_cue(meta, cue) if cue is not None else meta
-    with open_memory(**_scope_kwargs(to_global)) as memory:
+    with open_memory(**scope_kwargs(to_global)) as memory:
         memory.last_write = None
         entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)
         if entry_id is None:
@@ -54,7 +54,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
     parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
     if report is not None:
         if report.duplicate:
-            parts = [f"entry {entry_id} already stored (identical content)"]
+            parts = [f"entry {entry_id} already stored (the same text): not stored again"]
         else:
             parts.append("vector" if report.embedded else "no vector (queued)")
             parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")

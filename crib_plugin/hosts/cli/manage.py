@@ -159,8 +159,9 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
+    from ...read.forget_preview import preview_forget
     from ...write.manage import forget as forget_ids
-    from ...write.manage import iter_ids, preview_forget
+    from ...write.manage import iter_ids
 
     ids = list(iter_ids(entry_ids))
     if not ids and not query:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .common import _scope_kwargs, open_memory, warn_all
+from .common import open_memory, scope_kwargs, warn_all
 
 
 @click.command(name="import")
@@ -28,7 +28,7 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
         click.echo("crib: note: ~/.claude/ memory applies to every project; `--global` imports it into the global store", err=True)
-    with open_memory(**_scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+    with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
         fetch_model(memory)
         reports = memory.import_records(records, on_progress=progress)
         warn_all(memory)

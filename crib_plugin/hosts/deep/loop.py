@@ -19,6 +19,7 @@ snippets, and :attr:`DeepResult.synthesised` is false: nothing read or summarise
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +136,7 @@ def _wave(model: DeepModel, question: str, wave: Sequence[Candidate], budget: Bu
     for cand in wave:
         text = cand.content[:ENTRY_CHARS]
         finding = _ask(budget, result, _estimate(question, text, reply=128),
-                       lambda c=cand, t=text: model.read(question, label(c), c.created_at[:10], c.type, t))
+                       functools.partial(model.read, question, label(cand), cand.created_at[:10], cand.type, text))
         if finding is None:
             return False
         result.findings.append(finding)

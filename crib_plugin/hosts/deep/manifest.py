@@ -29,8 +29,8 @@ from .expand import cooccurring, merge_terms, question_terms
 from .grep import Term, confirmed, gate_score
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory
     from ...core.records import Entry
+    from ...plugins.contracts import MemoryLike as Memory
 
 POOL = 60
 """How deep each list of the pool reaches, per store."""

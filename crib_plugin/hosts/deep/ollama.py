@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from ...core.errors import ConfigError, ModelError
 from ...core.limits import bound_prompt
-from ...models.ollama.client import SEED, _configured, _OllamaBase
+from ...models.ollama.client import SEED, OllamaBase, configured
 
 ENTRY_CHARS = 1_500
 """Characters of one memory a reader call sees."""
@@ -84,16 +84,16 @@ def _strings(value: Any, what: str) -> list[str]:
     return [str(v) for v in value]
 
 
-class OllamaDeep(_OllamaBase):
+class OllamaDeep(OllamaBase):
     """The expander, reader and synthesiser of deep recall, on one Ollama model."""
 
     role = "deep recall"
 
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None) -> None:
-        model = model or _configured("deep_model") or _configured("judge_model")
+        model = model or configured("deep_model") or configured("judge_model")
         if not model:
             raise ConfigError("deep recall with a model needs CRIB_DEEP_MODEL (or CRIB_JUDGE_MODEL)")
-        super().__init__(model, host, timeout if timeout is not None else float(_configured("deep_seconds")))
+        super().__init__(model, host, timeout if timeout is not None else float(configured("deep_seconds")))
 
     def _chat(self, what: str, system: str, user: str, schema: dict[str, Any], predict: int) -> tuple[dict[str, Any], int]:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]

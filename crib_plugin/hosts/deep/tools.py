@@ -29,8 +29,8 @@ def _heading(row: dict[str, Any]) -> str:
 def show_text(entry_id: int, scope: str = "project", cwd: Path | None = None) -> str:
     """One memory in full (bounded), as text: a superseded one comes with its current successor first."""
     from ...core.cues import cue_of
-    from ...write.manage import history
     from ...scopes import open_scope
+    from ...write.manage import history
 
     with open_scope(scope, create=False, cwd=cwd, readonly=True) as memory:
         chain = history(memory, entry_id)  # redacted rows, oldest first
@@ -102,8 +102,8 @@ def manifest_json(question: str, scope: str = "all", cwd: Path | None = None) ->
 def grep_json(ids: Sequence[int], words: Sequence[str], scope: str = "project", cwd: Path | None = None) -> dict[str, Any]:
     """Which of ``words`` each memory's own text (and recall cue) confirms, with short excerpts."""
     from ...core.cues import cue_of
-    from ...text.redact import redact_for_render
     from ...scopes import open_scope
+    from ...text.redact import redact_for_render
 
     terms = [t for t in (Term.of(w) for w in words) if t is not None]
     with open_scope(scope, create=False, cwd=cwd, readonly=True) as memory:

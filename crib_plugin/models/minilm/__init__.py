@@ -9,8 +9,8 @@ and the tests use are re-exported here, so ``crib_plugin.models.minilm`` stays t
 from __future__ import annotations
 
 from .bert import erf, gelu_, load_safetensors
-from .blas import _BLAS
-from .embedder import MiniLMEmbedder, _plan_batches
-from .tokenizer import _load_tokenizer, _TextEncoder
+from .blas import BLAS_THREADS
+from .embedder import MiniLMEmbedder, plan_batches
+from .tokenizer import TextEncoder, load_tokenizer
 
-__all__ = ["MiniLMEmbedder", "erf", "gelu_", "load_safetensors", "_BLAS", "_plan_batches", "_load_tokenizer", "_TextEncoder"]
+__all__ = ["MiniLMEmbedder", "erf", "gelu_", "load_safetensors", "BLAS_THREADS", "plan_batches", "load_tokenizer", "TextEncoder"]

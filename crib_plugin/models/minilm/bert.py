@@ -195,7 +195,7 @@ def _f32(array: np.ndarray) -> np.ndarray:
     return np.asarray(array, dtype=np.float32)
 
 
-class _Bert:
+class Bert:
     """The MiniLM-L6-H384 BERT encoder: weights plus the numpy forward pass."""
 
     def __init__(self, weights: dict[str, np.ndarray], config: dict) -> None:

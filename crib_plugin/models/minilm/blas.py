@@ -1,6 +1,6 @@
 """Keep OpenBLAS single-threaded while MiniLM batches run on their own threads.
 
-Split from :mod:`crib_plugin.models.minilm` (the embedder, which uses :data:`_BLAS`).
+Split from :mod:`crib_plugin.models.minilm` (the embedder, which uses :data:`BLAS_THREADS`).
 """
 
 from __future__ import annotations
@@ -100,4 +100,4 @@ def _loaded_openblas_paths() -> list[str]:
     return paths
 
 
-_BLAS = _BlasThreads()
+BLAS_THREADS = _BlasThreads()

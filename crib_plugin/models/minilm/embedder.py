@@ -3,7 +3,7 @@
 ``crib retrieve`` is a fresh process for every prompt, and importing sentence-transformers +
 torch costs several seconds, so the BERT forward pass is done here with numpy and the
 safetensors file mapped straight into memory; text is tokenized by a small Python WordPiece
-when it is ASCII and by the Rust ``tokenizers`` library otherwise (see :class:`_TextEncoder`).
+when it is ASCII and by the Rust ``tokenizers`` library otherwise (see :class:`TextEncoder`).
 It reproduces sentence-transformers' output for this model (token embeddings → 6 post-LN BERT
 layers with exact-erf GELU and LayerNorm eps 1e-12 → mean pooling over real tokens → L2
 normalisation), proven against stored reference vectors in ``tests/test_minilm.py``.
@@ -30,9 +30,9 @@ import numpy as np
 
 from ...core.errors import ModelError
 from ..base import l2_normalise
-from .bert import _Bert, load_safetensors
-from .blas import _BLAS
-from .tokenizer import _TextEncoder
+from .bert import Bert, load_safetensors
+from .blas import BLAS_THREADS
+from .tokenizer import TextEncoder
 
 # --------------------------------------------------------------------------------------------
 # The embedder
@@ -72,8 +72,8 @@ class MiniLMEmbedder:
         self._download = download
         self.batch_size = batch_size
         self.workers = workers if workers is not None else max(1, min(4, os.cpu_count() or 1))
-        self._encoder: _TextEncoder | None = None
-        self._bert: _Bert | None = None
+        self._encoder: TextEncoder | None = None
+        self._bert: Bert | None = None
         self._lock = threading.Lock()
 
     # -- public API ------------------------------------------------------------------------
@@ -90,13 +90,13 @@ class MiniLMEmbedder:
                 raise TypeError(f"texts must be str, got {type(text).__name__}")
         encoder, bert = self._loaded()
         ids = [np.asarray(encoder.encode(text), dtype=np.int64) for text in texts]
-        chunks = _plan_batches([len(seq) for seq in ids], self.batch_size)
+        chunks = plan_batches([len(seq) for seq in ids], self.batch_size)
         out = np.empty((len(ids), self.dim), dtype=np.float32)
 
         def run(chunk: list[int]) -> None:
             out[chunk] = self._embed_ids(bert, [ids[i] for i in chunk])
 
-        with _BLAS.single():
+        with BLAS_THREADS.single():
             if len(chunks) == 1 or self.workers == 1:
                 for chunk in chunks:
                     run(chunk)
@@ -119,7 +119,7 @@ class MiniLMEmbedder:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _embed_ids(self, bert: _Bert, batch: list[np.ndarray]) -> np.ndarray:
+    def _embed_ids(self, bert: Bert, batch: list[np.ndarray]) -> np.ndarray:
         """Embed token-id arrays (one batch): pad to the longest, forward, mean-pool, normalise."""
         length = max(len(ids) for ids in batch)
         ids = np.zeros((len(batch), length), dtype=np.int64)
@@ -132,15 +132,15 @@ class MiniLMEmbedder:
         summed /= np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         return l2_normalise(summed)
 
-    def _loaded(self) -> tuple[_TextEncoder, _Bert]:
+    def _loaded(self) -> tuple[TextEncoder, Bert]:
         """The text encoder and the BERT weights, loaded on first use (thread-safe)."""
         if self._bert is None or self._encoder is None:
             with self._lock:
                 if self._bert is None or self._encoder is None:
                     folder = self._resolve_dir()
                     config = _read_json(folder / "config.json")
-                    self._encoder = _TextEncoder(folder, int(config.get("vocab_size", 0)))
-                    self._bert = _Bert(load_safetensors(folder / "model.safetensors"), config)
+                    self._encoder = TextEncoder(folder, int(config.get("vocab_size", 0)))
+                    self._bert = Bert(load_safetensors(folder / "model.safetensors"), config)
         return self._encoder, self._bert
 
     def _resolve_dir(self) -> Path:
@@ -152,7 +152,7 @@ class MiniLMEmbedder:
         return ensure_minilm(download=self._download)
 
 
-def _plan_batches(
+def plan_batches(
     lengths: Sequence[int], batch_size: int, max_waste: float = 0.25, free_pad: int = 16
 ) -> list[list[int]]:
     """Group text indices into batches of similar token length.

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 
 
-class _TextEncoder:
+class TextEncoder:
     """Text → token ids exactly as the reference tokenizer makes them (at most 256 ids).
 
     ASCII text, which is most prompts and code, is tokenized here in Python from
@@ -75,7 +75,7 @@ class _TextEncoder:
         if self._rust is None:
             with self._lock:
                 if self._rust is None:
-                    self._rust = _load_tokenizer(self._folder / "tokenizer.json")
+                    self._rust = load_tokenizer(self._folder / "tokenizer.json")
         return self._rust
 
 
@@ -142,7 +142,7 @@ def _read_vocab(path: Path, vocab_size: int) -> dict[str, int] | None:
     return vocab
 
 
-def _load_tokenizer(path: Path) -> Tokenizer:
+def load_tokenizer(path: Path) -> Tokenizer:
     """The library's WordPiece tokenizer, with the shipped file's pad-to-128/truncate-at-128
     replaced by no padding and truncation at 256 tokens, as the reference model does."""
     try:

@@ -2,7 +2,7 @@
 
 Split from :mod:`crib_plugin.models.ollama_models` (which re-exports the backend's public names);
 the embedder, extractor and reranker in :mod:`.embedder`, :mod:`.extractor` and
-:mod:`.reranker` build on :class:`_OllamaBase`.
+:mod:`.reranker` build on :class:`OllamaBase`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ...core.errors import ConfigError, ModelError, ModelUnavailable
 from ..ollama_host import (
-    _is_loopback,
-    _one_line,
+    is_loopback,
     ollama_host,
+    one_line,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,14 +41,14 @@ RERANK_WORKERS = 4
 T = TypeVar("T")
 
 
-def _configured(name: str) -> Any:
+def configured(name: str) -> Any:
     """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
     from ...core.config import get_settings
 
     return getattr(get_settings(), name)
 
 
-class _OllamaBase:
+class OllamaBase:
     """Holds host, model and timeout, builds the ``ollama.Client`` lazily and maps its errors."""
 
     name = "ollama"
@@ -73,7 +73,7 @@ class _OllamaBase:
                 raise ModelUnavailable(f"the ollama package is not installed ({exc})") from None
             # Loopback never goes through an HTTP proxy (httpx would otherwise honour HTTP_PROXY), and
             # plain http on loopback needs no TLS context (building the default one costs ~100 ms).
-            loopback = _is_loopback(self.host)
+            loopback = is_loopback(self.host)
             plain = loopback and self.host.startswith("http://")
             self._client = ollama.Client(
                 host=self.host,
@@ -102,7 +102,7 @@ class _OllamaBase:
             return fn()
         except ollama.ResponseError as exc:
             status = exc.status_code
-            message = _one_line(exc.error)
+            message = one_line(exc.error)
             if status == 404 or "not found" in message.lower():
                 raise ModelUnavailable(
                     f"ollama model {self.model!r} not found at {self.host}: run `ollama pull {self.model}`"
@@ -116,13 +116,13 @@ class _OllamaBase:
             raise ModelUnavailable(f"ollama is not reachable at {self.host} (connection refused)") from None
         except httpx.HTTPError as exc:
             raise ModelUnavailable(
-                _one_line(f"ollama at {self.host} dropped the {what} request: {type(exc).__name__}: {exc}")
+                one_line(f"ollama at {self.host} dropped the {what} request: {type(exc).__name__}: {exc}")
             ) from None
         except (ValueError, pydantic.ValidationError) as exc:  # JSONDecodeError is a ValueError
             raise ModelError(
-                _one_line(f"ollama {what} with {self.model!r} returned a malformed reply: {type(exc).__name__}")
+                one_line(f"ollama {what} with {self.model!r} returned a malformed reply: {type(exc).__name__}")
             ) from None
         except ollama.RequestError as exc:
-            raise ModelError(_one_line(f"ollama {what} request rejected: {exc}")) from None
+            raise ModelError(one_line(f"ollama {what} request rejected: {exc}")) from None
         except OSError as exc:
-            raise ModelUnavailable(_one_line(f"ollama at {self.host}: {exc}")) from None
+            raise ModelUnavailable(one_line(f"ollama at {self.host}: {exc}")) from None

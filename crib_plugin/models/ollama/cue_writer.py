@@ -18,7 +18,7 @@ from typing import Any
 from ...core.cues import MAX_CUE_CHARS
 from ...core.errors import ModelError
 from ..ollama_host import ollama_timeout
-from .client import EXTRACT_TIMEOUT, SEED, _configured, _OllamaBase
+from .client import EXTRACT_TIMEOUT, SEED, OllamaBase, configured
 
 CUE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -69,14 +69,14 @@ def parse_cue(content: Any) -> str:
     return cue
 
 
-class OllamaCueWriter(_OllamaBase):
+class OllamaCueWriter(OllamaBase):
     """Writes a memory's recall cue with a local model (``CRIB_CUE_MODEL``)."""
 
     role = "cue"
 
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None) -> None:
         super().__init__(
-            model or _configured("cue_model") or "",
+            model or configured("cue_model") or "",
             host,
             timeout if timeout is not None else ollama_timeout(EXTRACT_TIMEOUT),
         )

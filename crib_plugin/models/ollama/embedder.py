@@ -14,14 +14,14 @@ from ...core.errors import ModelError
 from ..base import l2_normalise
 from ..ollama_host import (
     DEFAULT_EMBEDDING_MODEL,
-    _base_name,
+    base_name,
     ollama_timeout,
 )
 from .client import (
     EMBED_BATCH,
     EMBED_TIMEOUT,
-    _configured,
-    _OllamaBase,
+    OllamaBase,
+    configured,
 )
 
 KNOWN_EMBEDDING_DIMS: dict[str, int] = {
@@ -42,7 +42,7 @@ NOMIC_DOCUMENT_PREFIX = "search_document: "
 NOMIC_QUERY_PREFIX = "search_query: "
 
 
-class OllamaEmbedder(_OllamaBase):
+class OllamaEmbedder(OllamaBase):
     """Embeddings from Ollama's ``/api/embed`` (default ``nomic-embed-text``, 768 dims).
 
     ``dim`` is known up front for the models in :data:`KNOWN_EMBEDDING_DIMS`; for any other model it
@@ -61,13 +61,13 @@ class OllamaEmbedder(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  batch_size: int = EMBED_BATCH) -> None:
         super().__init__(
-            model or _configured("embedding_model") or DEFAULT_EMBEDDING_MODEL,
+            model or configured("embedding_model") or DEFAULT_EMBEDDING_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EMBED_TIMEOUT),
         )
         self.batch_size = max(1, int(batch_size))
-        self._dim: int | None = KNOWN_EMBEDDING_DIMS.get(_base_name(self.model))
-        self._nomic = _base_name(self.model).startswith("nomic-embed-text")
+        self._dim: int | None = KNOWN_EMBEDDING_DIMS.get(base_name(self.model))
+        self._nomic = base_name(self.model).startswith("nomic-embed-text")
 
     @property
     def dim(self) -> int:

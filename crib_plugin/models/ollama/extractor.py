@@ -12,15 +12,15 @@ from ...core.errors import ModelError
 from ...core.records import Triple
 from ..ollama_host import (
     DEFAULT_EXTRACTION_MODEL,
-    _one_line,
     ollama_timeout,
+    one_line,
 )
 from .client import (
     EXTRACT_TIMEOUT,
     MAX_FACTS,
     SEED,
-    _configured,
-    _OllamaBase,
+    OllamaBase,
+    configured,
 )
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
@@ -86,7 +86,7 @@ def validate_facts(content: Any, max_facts: int = MAX_FACTS) -> list[Triple]:
     """
 
     def invalid(reason: str) -> ModelError:
-        return ModelError(_one_line(f"extraction model returned invalid JSON: {reason}"))
+        return ModelError(one_line(f"extraction model returned invalid JSON: {reason}"))
 
     if not isinstance(content, str):
         raise invalid("no text content")
@@ -128,7 +128,7 @@ def validate_facts(content: Any, max_facts: int = MAX_FACTS) -> list[Triple]:
     return triples[:max_facts]
 
 
-class OllamaExtractor(_OllamaBase):
+class OllamaExtractor(OllamaBase):
     """Fact triples from a small Ollama chat model (default ``gemma3:1b``), deterministically.
 
     Each call sends one ``/api/chat`` request: a system prompt defining triples, three few-shot
@@ -143,7 +143,7 @@ class OllamaExtractor(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  max_facts: int = MAX_FACTS) -> None:
         super().__init__(
-            model or _configured("extraction_model") or DEFAULT_EXTRACTION_MODEL,
+            model or configured("extraction_model") or DEFAULT_EXTRACTION_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(EXTRACT_TIMEOUT),
         )

@@ -21,7 +21,7 @@ from ...core.limits import bound_prompt
 from ...core.timeutil import now_iso
 from ..base import Candidate
 from ..ollama_host import ollama_timeout
-from .client import SEED, _configured, _OllamaBase
+from .client import SEED, OllamaBase, configured
 
 CANDIDATE_CHARS = 400
 """Characters of a candidate's text shown to the model (its cue is shown whole: at most 500)."""
@@ -70,20 +70,20 @@ def parse_picks(content: Any, count: int) -> list[int]:
     return list(dict.fromkeys(p - 1 for p in picks))
 
 
-class OllamaJudge(_OllamaBase):
+class OllamaJudge(OllamaBase):
     """Picks the candidates that bear on a prompt with a local model (``CRIB_JUDGE_MODEL``)."""
 
     role = "judge"
 
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None) -> None:
-        model = model or _configured("judge_model")
+        model = model or configured("judge_model")
         if not model:
             raise ConfigError("the ollama judge needs CRIB_JUDGE_MODEL: the Ollama model that picks the block (e.g. qwen2.5:3b)")
         super().__init__(
             model,
             host,
             # the request may take as long as the judge may (CRIB_JUDGE_DEADLINE), unless CRIB_OLLAMA_TIMEOUT says otherwise
-            timeout if timeout is not None else ollama_timeout(float(_configured("judge_deadline"))),
+            timeout if timeout is not None else ollama_timeout(float(configured("judge_deadline"))),
         )
 
     @property

@@ -17,8 +17,8 @@ from .client import (
     RERANK_TIMEOUT,
     RERANK_WORKERS,
     SEED,
-    _configured,
-    _OllamaBase,
+    OllamaBase,
+    configured,
 )
 
 RERANK_SCHEMA: dict[str, Any] = {
@@ -51,7 +51,7 @@ def parse_grade(content: Any) -> float | None:
     return float(score)
 
 
-class OllamaReranker(_OllamaBase):
+class OllamaReranker(OllamaBase):
     """Pointwise relevance grades from a small Ollama chat model (default ``gemma3:1b``).
 
     For each candidate one ``/api/chat`` request asks for ``{"score": 0..10}`` (JSON schema in
@@ -68,7 +68,7 @@ class OllamaReranker(_OllamaBase):
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
                  workers: int = RERANK_WORKERS) -> None:
         super().__init__(
-            model or _configured("rerank_model") or DEFAULT_RERANK_MODEL,
+            model or configured("rerank_model") or DEFAULT_RERANK_MODEL,
             host,
             timeout if timeout is not None else ollama_timeout(RERANK_TIMEOUT),
         )

@@ -53,30 +53,30 @@ from dataclasses import dataclass
 
 from ...core.records import Triple
 from .patterns import (
-    _ARROW,
-    _KEY_VALUE,
-    _SENTENCE_SPLIT,
+    ARROW,
+    KEY_VALUE,
     LABELS,
     ROLE_PREDICATES,
+    SENTENCE_SPLIT,
 )
 from .phrases import (
-    _lines,
-    _tidy,
+    clause_lines,
+    tidy,
 )
 from .sentences import (
-    _arrow,
-    _key_value,
-    _rule_attribute,
-    _rule_decided,
-    _rule_is,
-    _rule_neg_is,
-    _rule_neg_use,
-    _rule_neg_verb,
-    _rule_pay,
-    _rule_place,
-    _rule_relation,
-    _rule_switch,
-    _rule_use,
+    arrow,
+    key_value,
+    rule_attribute,
+    rule_decided,
+    rule_is,
+    rule_neg_is,
+    rule_neg_use,
+    rule_neg_verb,
+    rule_pay,
+    rule_place,
+    rule_relation,
+    rule_switch,
+    rule_use,
 )
 
 __all__ = ["RuleExtractor", "ROLE_PREDICATES"]
@@ -102,7 +102,7 @@ class RuleExtractor:
         """The facts stated in ``text``: same text, same facts, always; never raises on odd input."""
         triples: list[Triple] = []
         seen: set[tuple[str, str, str]] = set()
-        for line in _lines(text or ""):
+        for line in clause_lines(text or ""):
             for triple in self._line(line):
                 key = (triple.subject.casefold(), triple.predicate, triple.object.casefold())
                 if key not in seen:
@@ -113,35 +113,35 @@ class RuleExtractor:
     # -- lines ------------------------------------------------------------------------------
 
     def _line(self, line: str) -> list[Triple]:
-        if _ARROW.search(line):
-            found = _arrow(line)
+        if ARROW.search(line):
+            found = arrow(line)
             if found is not None:
                 return found
-        match = _KEY_VALUE.match(line)
+        match = KEY_VALUE.match(line)
         if match:
             key = match.group("key").strip()
             value = match.group("value").strip()
             if key.casefold() in LABELS or key.casefold().rstrip("s") in LABELS:
                 line = value
             else:
-                return _key_value(key, value)
+                return key_value(key, value)
         out: list[Triple] = []
-        for sentence in _SENTENCE_SPLIT.split(line):
+        for sentence in SENTENCE_SPLIT.split(line):
             out.extend(self._sentence(sentence))
         return out
 
     # -- sentences --------------------------------------------------------------------------
 
     def _sentence(self, sentence: str) -> list[Triple]:
-        text = _tidy(sentence)
+        text = tidy(sentence)
         if not text or text.endswith("?"):
             return []
         text = text.rstrip(".!").strip()
         if not text:
             return []
         for rule in (
-            _rule_switch, _rule_neg_use, _rule_neg_is, _rule_neg_verb, _rule_pay, _rule_place,
-            _rule_use, _rule_decided, _rule_attribute, _rule_relation, _rule_is,
+            rule_switch, rule_neg_use, rule_neg_is, rule_neg_verb, rule_pay, rule_place,
+            rule_use, rule_decided, rule_attribute, rule_relation, rule_is,
         ):
             found = rule(text)
             if found is not None:

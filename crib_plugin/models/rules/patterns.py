@@ -69,66 +69,66 @@ also just probably likely being been going getting not no up down out off away b
 
 
 # Where an object phrase ends: the rest of the clause is a reason, a condition or an aside.
-_BOUNDARY = re.compile(
+BOUNDARY = re.compile(
     r"\s*(?:[,;(]|\s[-–—]\s|\s(?:because|since|so that|so|but|which|who|when|while|until|after|before|"
     r"due to|as|though|although|unless|if|whereas|instead of|rather than|except)\s)",
     re.IGNORECASE,
 )
 
 
-_BOUNDARY_NO_COMMA = re.compile(
+BOUNDARY_NO_COMMA = re.compile(
     r"\s*(?:[;(]|\s[-–—]\s|\s(?:because|since|so that|so|but|which|who|when|while|until|after|before|"
     r"due to|as|though|although|unless|if|whereas|instead of|rather than|except)\s)",
     re.IGNORECASE,
 )
 
-_INSTEAD = re.compile(r"\s(?:instead of|rather than|over)\s+(?P<other>[^,;.()]+?)(?=\s+(?:for|as)\s|[,;.()]|$)", re.IGNORECASE)
+INSTEAD = re.compile(r"\s(?:instead of|rather than|over)\s+(?P<other>[^,;.()]+?)(?=\s+(?:for|as)\s|[,;.()]|$)", re.IGNORECASE)
 
-_FOR_ROLE = re.compile(r"^(?P<thing>.+?)\s+(?:for|as)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<role>[\w .+/-]{2,30})$", re.I)
+FOR_ROLE = re.compile(r"^(?P<thing>.+?)\s+(?:for|as)\s+(?:the\s+|our\s+|its\s+|their\s+)?(?P<role>[\w .+/-]{2,30})$", re.I)
 
-_LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s*&\s*)", re.IGNORECASE)
+LIST_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s*&\s*)", re.IGNORECASE)
 
-_ARROW = re.compile(r"\s*(?:→|->|=>|⇒)\s*")
+ARROW = re.compile(r"\s*(?:→|->|=>|⇒)\s*")
 
-_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][\w .'’/()-]{0,40}?)\s*:\s+(?P<value>\S.*)$")
+KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][\w .'’/()-]{0,40}?)\s*:\s+(?P<value>\S.*)$")
 
-_BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\s*;\s*")
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])|\s*;\s*")
 
-_POSSESSIVE_ATTR = re.compile(r"^(?P<owner>.+?)(?:'s|’s)\s+(?P<attr>[a-z][\w ]{1,30}?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<value>.+)$", re.I)
+POSSESSIVE_ATTR = re.compile(r"^(?P<owner>.+?)(?:'s|’s)\s+(?P<attr>[a-z][\w ]{1,30}?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<value>.+)$", re.I)
 
-_OF_ATTR = re.compile(r"^the\s+(?P<attr>[a-z][\w ]{1,30}?)\s+of\s+(?P<owner>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<value>.+)$", re.I)
+OF_ATTR = re.compile(r"^the\s+(?P<attr>[a-z][\w ]{1,30}?)\s+of\s+(?P<owner>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<value>.+)$", re.I)
 
 NOW = r"(?:now\s+|also\s+|currently\s+|still\s+)?"
 
-_SWITCH = re.compile(
+SWITCH = re.compile(
     rf"^(?P<s>.+?)\s+{NOW}(?:switched|moved|migrated|went)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", re.I)
 
-_SWITCH_BARE = re.compile(r"^(?:switched|moved|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", re.I)
+SWITCH_BARE = re.compile(r"^(?:switched|moved|migrated)\s+from\s+(?P<a>.+?)\s+to\s+(?P<b>.+)$", re.I)
 
-_NEG_USE = re.compile(
+NEG_USE = re.compile(
     r"^(?P<s>.+?)\s+(?:no longer uses?|does not use|doesn't use|do not use|don't use|did not use|didn't use|"
     r"never uses?|stopped using|dropped|removed|abandoned|got rid of|is no longer using|are no longer using)\s+(?P<o>.+)$",
     re.I)
 
-_NEG_BARE = re.compile(r"^(?:no longer using|stopped using|dropped|removed|abandoned|got rid of)\s+(?P<o>.+)$", re.I)
+NEG_BARE = re.compile(r"^(?:no longer using|stopped using|dropped|removed|abandoned|got rid of)\s+(?P<o>.+)$", re.I)
 
-_NEG_VERB = re.compile(
+NEG_VERB = re.compile(
     r"^(?P<s>.+?)\s+(?P<neg>does not|doesn't|do not|don't|did not|didn't|never|no longer|will not|won't|cannot|can't|"
     r"should not|shouldn't)\s+(?P<v>[a-z]+(?:\s+(?:on|in|at|to|with|for))?)\s+(?P<o>.+)$", re.I)
 
-_NEG_IS = re.compile(r"^(?P<s>.+?)\s+(?:is not|isn't|are not|aren't|was not|wasn't|is no longer|are no longer)\s+(?P<o>.+)$", re.I)
+NEG_IS = re.compile(r"^(?P<s>.+?)\s+(?:is not|isn't|are not|aren't|was not|wasn't|is no longer|are no longer)\s+(?P<o>.+)$", re.I)
 
-_PAY = re.compile(rf"^(?P<s>.+?)\s+{NOW}(?:pays|pay|paid|is paying|are paying)\s+(?:on\s+|us\s+)?(?P<o>.+)$", re.I)
+PAY = re.compile(rf"^(?P<s>.+?)\s+{NOW}(?:pays|pay|paid|is paying|are paying)\s+(?:on\s+|us\s+)?(?P<o>.+)$", re.I)
 
-_PLACE = re.compile(
+PLACE = re.compile(
     rf"^(?P<s>.+?)\s+{NOW}(?P<v>lives in|live in|lived in|resides in|moved to|relocated to|is based in|are based in|"
     rf"is located in|are located in|is headquartered in|works at|works for|work at|work for|runs on|run on|"
     rf"is running on|is deployed to|are deployed to|is deployed on|deploys to|is hosted on|are hosted on|"
     rf"depends on|depend on|reports to)\s+(?P<o>.+)$", re.I)
 
-_PLACE_PREDICATE = {
+PLACE_PREDICATE = {
     "lives in": "lives_in", "live in": "lives_in", "lived in": "lives_in", "resides in": "lives_in",
     "moved to": "lives_in", "relocated to": "lives_in",
     "is based in": "located_in", "are based in": "located_in", "is located in": "located_in",
@@ -146,35 +146,35 @@ _USE_VERBS = (
     r"opted for|prefer to use|will use|are going with|is going with"
 )
 
-_USE = re.compile(rf"^(?P<s>.+?)\s+{NOW}(?P<v>{_USE_VERBS})\s+(?P<o>.+)$", re.I)
+USE = re.compile(rf"^(?P<s>.+?)\s+{NOW}(?P<v>{_USE_VERBS})\s+(?P<o>.+)$", re.I)
 
-_USE_BARE = re.compile(
+USE_BARE = re.compile(
     r"^(?:(?:we\s+|i\s+)?(?:chose|picked|selected|adopted|went with|settled on|switched to|migrated to|moved to|"
     r"decided to use|decided on|opted for|using|use|standardi[sz]ed on))\s+(?P<o>.+)$", re.I)
 
-_DECIDED = re.compile(r"^(?:(?P<s>.+?)\s+)?(?:decided|agreed|chose)\s+(?:to|that we would|we would|we will)\s+(?P<o>.+)$", re.I)
+DECIDED = re.compile(r"^(?:(?P<s>.+?)\s+)?(?:decided|agreed|chose)\s+(?:to|that we would|we would|we will)\s+(?P<o>.+)$", re.I)
 
-_RELATION = re.compile(
+RELATION = re.compile(
     rf"^(?P<s>.+?)\s+{NOW}(?P<v>likes|like|loves|love|enjoys|enjoy|hates|hate|prefers|prefer|supports|support|"
     rf"requires|require|needs|need|owns|own|maintains|maintain|manages|manage|replaced|replaces|includes|contains|"
     rf"wraps|calls|blocks|speaks|studies|plays|knows)\s+(?P<o>.+)$", re.I)
 
-_IS = re.compile(r"^(?P<s>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<o>.+)$", re.I)
+IS = re.compile(r"^(?P<s>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?P<o>.+)$", re.I)
 
-_IRREGULAR_PARTICIPLES = frozenset("""
+IRREGULAR_PARTICIPLES = frozenset("""
 done made built written known seen given taken run gone found kept left lost paid sent set shown told
 broken chosen driven eaten fallen forgotten frozen gotten hidden ridden risen spoken stolen sworn thrown
 woken worn begun drunk sung sunk swum put cut hit hurt let shut split spread read
 """.split())
 
-_PRONOUN_WORDS = frozenset("""
+PRONOUN_WORDS = frozenset("""
 i i'm i've i'll i'd im ive me my mine myself you you're you've you'll youre your yours he he's him his she
 she's her hers it it's its they they're they've them their theirs this that that's these those there
 there's here here's what what's who who's which we we're we've we'll let's someone anyone everyone something
 anything everything nothing us all
 """.split())
 
-_VERBISH_WORDS = frozenset("""
+VERBISH_WORDS = frozenset("""
 is are was were be been am being do does did have has had will would can could should must might may
 don't doesn't didn't isn't aren't wasn't won't can't
 """.split())
@@ -186,30 +186,30 @@ honestly basically probably perhaps anyway btw lol haha omg please sorry congrat
 good great nice awesome cool amazing
 """.split())
 
-_PREPOSITIONS_START = frozenset("for with at in on by from to of about like into over under between".split())
+PREPOSITIONS_START = frozenset("for with at in on by from to of about like into over under between".split())
 
-_UNRESOLVED = frozenset({
+UNRESOLVED = frozenset({
     "i", "me", "you", "he", "him", "she", "her", "it", "they", "them", "this", "that", "these", "those",
     "there", "here", "which", "who", "what", "one", "someone", "something", "everything", "nothing",
     "anything", "everyone", "all", "both", "none", "each", "either", "neither", "some", "many", "most",
 })
 
-_AND_VERB = re.compile(r"\s(?:and|but)\s+(?:also\s+)?[a-z]+(?:s|ed)\s.*$")
+AND_VERB = re.compile(r"\s(?:and|but)\s+(?:also\s+)?[a-z]+(?:s|ed)\s.*$")
 
-_PERSONAL = frozenset("i i'm im me you you're your yours it this that these those him he she they them".split())
+PERSONAL = frozenset("i i'm im me you you're your yours it this that these those him he she they them".split())
 
-_LIGHT_VERBS = frozenset("""
+LIGHT_VERBS = frozenset("""
 be been being have has had get got go gone do done know knew think want see saw make made mean say said tell
 feel look seem let really even ever always just quite stop try wait remember forget care mind worry
 """.split())
 
-_TERMS_LIKE = re.compile(
+TERMS_LIKE = re.compile(
     r"\d|[$€£¥]|\b(?:net|upfront|up-front|monthly|annually|yearly|weekly|quarterly|advance|delivery|receipt|"
     r"invoice|cash|card|card|upon|prepaid|cod|eom)\b", re.I)
 
-_NOUNISH_START = frozenset("a an the my our his her their its".split())
+NOUNISH_START = frozenset("a an the my our his her their its".split())
 
-_VAGUE_NOUNS = frozenset("""
+VAGUE_NOUNS = frozenset("""
 bit lot little real big huge great good bad nice dream blast thrill pleasure relief boost game changer
 must way thing kind sort piece part couple few
 """.split())

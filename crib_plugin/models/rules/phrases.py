@@ -10,35 +10,35 @@ import re
 from ...core.records import Triple
 from ...store.facts import clean_name, normalise_predicate, single_valued
 from .patterns import (
-    _AND_VERB,
-    _BOUNDARY,
-    _BOUNDARY_NO_COMMA,
-    _BULLET,
-    _FOR_ROLE,
-    _INSTEAD,
-    _IRREGULAR_PARTICIPLES,
-    _LIST_SPLIT,
-    _NOUNISH_START,
-    _PERSONAL,
-    _PREPOSITIONS_START,
-    _PRONOUN_WORDS,
-    _UNRESOLVED,
-    _VAGUE_NOUNS,
-    _VERBISH_WORDS,
+    AND_VERB,
     BAD_OBJECT_START,
+    BOUNDARY,
+    BOUNDARY_NO_COMMA,
+    BULLET,
+    FOR_ROLE,
+    INSTEAD,
+    IRREGULAR_PARTICIPLES,
     LEADING_FILLERS,
+    LIST_SPLIT,
     MAX_OBJECT_WORDS,
     MAX_SUBJECT_WORDS,
     NOT_A_SUBJECT_START,
+    NOUNISH_START,
+    PERSONAL,
+    PREPOSITIONS_START,
     PROJECT,
+    PRONOUN_WORDS,
     ROLE_PREDICATES,
     SUBORDINATORS,
     TRAILING_FILLERS,
+    UNRESOLVED,
     VAGUE,
+    VAGUE_NOUNS,
+    VERBISH_WORDS,
 )
 
 
-def _third_person(verb: str) -> str:
+def third_person(verb: str) -> str:
     """``use`` → ``uses``, ``watch`` → ``watches``, ``carry`` → ``carries`` (for ``not_<verb>``)."""
     if verb.endswith(("s", "x", "z", "ch", "sh")):
         return verb + "es"
@@ -47,10 +47,10 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
-def _lines(text: str) -> list[str]:
+def clause_lines(text: str) -> list[str]:
     out: list[str] = []
     for raw in text.splitlines():
-        line = _BULLET.sub("", raw).strip()
+        line = BULLET.sub("", raw).strip()
         line = re.sub(r"^type=\w+\s+", "", line)
         line = line.replace("**", "").replace("__", "").replace("`", "")
         line = re.sub(r"^#+\s*", "", line)
@@ -59,7 +59,7 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-def _tidy(sentence: str) -> str:
+def tidy(sentence: str) -> str:
     text = " ".join(sentence.split())
     text = re.sub(r"^(?:so|also|now|then|and|but|update|ok|okay|finally|today|yesterday),?\s+", "", text, flags=re.I)
     return text.strip()
@@ -69,7 +69,7 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-def _subject(raw: str, *, decision: bool = False) -> str | None:
+def subject_name(raw: str, *, decision: bool = False) -> str | None:
     """A clean subject, ``project`` for "we", or None when the subject is not a short name."""
     text = raw.strip().strip(",")
     lower = text.casefold()
@@ -87,22 +87,22 @@ def _subject(raw: str, *, decision: bool = False) -> str | None:
     if "and" in folded or "or" in folded:
         return None  # "Alice and Bob …": conservative, no compound subjects
     first = folded[0]
-    if first in SUBORDINATORS or first in NOT_A_SUBJECT_START or first in _PREPOSITIONS_START:
+    if first in SUBORDINATORS or first in NOT_A_SUBJECT_START or first in PREPOSITIONS_START:
         return None
-    if any(w in _PRONOUN_WORDS or w in _VERBISH_WORDS for w in folded):
+    if any(w in PRONOUN_WORDS or w in VERBISH_WORDS for w in folded):
         return None
     if first.endswith("ing") and len(first) > 4 and len(words) > 0:
         return None  # a gerund ("Winning is a thrill", "Having two dogs is a lot") is not a name
     name = clean_name(text)
-    if not name or name.casefold() in _UNRESOLVED:
+    if not name or name.casefold() in UNRESOLVED:
         return None
     return name
 
 
-def _object(raw: str, *, max_words: int = MAX_OBJECT_WORDS) -> str | None:
+def object_phrase(raw: str, *, max_words: int = MAX_OBJECT_WORDS) -> str | None:
     """The object phrase: cut at the clause boundary, fillers trimmed, short and concrete, or None."""
-    text = _BOUNDARY.split(" " + raw.strip(), maxsplit=1)[0].strip()
-    text = _AND_VERB.sub("", text)  # "German Shepherd and loves sweaters" → "German Shepherd"
+    text = BOUNDARY.split(" " + raw.strip(), maxsplit=1)[0].strip()
+    text = AND_VERB.sub("", text)  # "German Shepherd and loves sweaters" → "German Shepherd"
     text = text.rstrip(".!?:").strip()
     changed = True
     while changed:
@@ -122,15 +122,15 @@ def _object(raw: str, *, max_words: int = MAX_OBJECT_WORDS) -> str | None:
         return None
     if words[0].casefold() in BAD_OBJECT_START:
         return None
-    if any(w.casefold().strip(".,'’!") in _PERSONAL for w in words):
+    if any(w.casefold().strip(".,'’!") in PERSONAL for w in words):
         return None
     name = clean_name(text)
-    if not name or name.casefold() in _UNRESOLVED:
+    if not name or name.casefold() in UNRESOLVED:
         return None
     return name
 
 
-def _concrete(value: str) -> bool:
+def is_concrete(value: str) -> bool:
     """Not a vague judgement ("good", "very slow"), a participle ("fixed", "used") or a gerund."""
     words = value.casefold().split()
     if not words:
@@ -143,16 +143,16 @@ def _concrete(value: str) -> bool:
         if first in VAGUE and len(words) == 2:
             return False
         return True
-    if first in _IRREGULAR_PARTICIPLES or (first.endswith("ed") and len(first) > 4) or first.endswith("ing"):
+    if first in IRREGULAR_PARTICIPLES or (first.endswith("ed") and len(first) > 4) or first.endswith("ing"):
         return False
     return True
 
 
-def _split_list(obj: str, predicate: str) -> list[str]:
+def split_list(obj: str, predicate: str) -> list[str]:
     """``React and Vite`` → two objects for a multi-valued predicate (each part ≤ 3 words)."""
     if single_valued(predicate):
         return [obj]
-    parts = [p.strip() for p in _LIST_SPLIT.split(obj) if p.strip()]
+    parts = [p.strip() for p in LIST_SPLIT.split(obj) if p.strip()]
     if len(parts) > 1 and all(len(p.split()) <= 3 for p in parts):
         return [clean_name(p) for p in parts if clean_name(p)]
     return [obj]
@@ -162,23 +162,23 @@ def _list_objects(raw: str, predicate: str) -> list[str] | None:
     """``painting, hiking and jazz`` (commas, then a final "and") → its items, for multi-valued predicates."""
     if single_valued(predicate) or "," not in raw:
         return None
-    clause = _BOUNDARY_NO_COMMA.split(" " + raw.strip(), maxsplit=1)[0].strip().rstrip(".!")
+    clause = BOUNDARY_NO_COMMA.split(" " + raw.strip(), maxsplit=1)[0].strip().rstrip(".!")
     if not re.search(r",\s*(?:and|or)\s+|\sand\s", clause):
         return None
-    parts = [p.strip() for p in _LIST_SPLIT.split(clause) if p.strip()]
+    parts = [p.strip() for p in LIST_SPLIT.split(clause) if p.strip()]
     if len(parts) < 2 or any(len(p.split()) > 3 for p in parts):
         return None
-    items = [_object(p) for p in parts]
+    items = [object_phrase(p) for p in parts]
     if any(i is None for i in items):
         return None
     return [i for i in items if i]
 
 
-def _triples(subject: str, predicate: str, obj: str, raw: str = "") -> list[Triple]:
+def make_triples(subject: str, predicate: str, obj: str, raw: str = "") -> list[Triple]:
     predicate = normalise_predicate(predicate)
     if not predicate:
         return []
-    objects = (_list_objects(raw, predicate) if raw else None) or _split_list(obj, predicate)
+    objects = (_list_objects(raw, predicate) if raw else None) or split_list(obj, predicate)
     return [Triple(subject, predicate, o) for o in objects if o.casefold() != subject.casefold()]
 
 
@@ -191,20 +191,20 @@ def _role(role: str) -> str | None:
     return "used_for_" + re.sub(r"[^a-z0-9]+", "_", key).strip("_")
 
 
-def _use_facts(subject: str, raw_object: str) -> list[Triple] | None:
+def use_facts(subject: str, raw_object: str) -> list[Triple] | None:
     """"SQLite for storage" → role fact; "React and Vite" → uses facts; "A instead of B" → + not_uses B."""
     extra: list[Triple] = []
-    instead = _INSTEAD.search(" " + raw_object)
+    instead = INSTEAD.search(" " + raw_object)
     if instead:
-        other = _object(instead.group("other"))
+        other = object_phrase(instead.group("other"))
         if other:
             extra.append(Triple(subject, "not_uses", other))
         padded = " " + raw_object
         raw_object = (padded[: instead.start()] + padded[instead.end():]).strip()  # "A over B for X" → "A for X"
-    head = _BOUNDARY.split(" " + raw_object.strip(), maxsplit=1)[0].strip().rstrip(".")
-    role_match = _FOR_ROLE.match(head)
+    head = BOUNDARY.split(" " + raw_object.strip(), maxsplit=1)[0].strip().rstrip(".")
+    role_match = FOR_ROLE.match(head)
     if role_match:
-        thing = _object(role_match.group("thing"))
+        thing = object_phrase(role_match.group("thing"))
         predicate = _role(role_match.group("role"))
         determined = bool(re.search(r"\b(?:the|our|its|their)\s+$", head[: role_match.start("role")], re.I))
         if thing and predicate and subject == PROJECT and predicate.startswith("used_for_") and determined:
@@ -217,20 +217,20 @@ def _use_facts(subject: str, raw_object: str) -> list[Triple] | None:
                 return [Triple(component, "uses", thing), *extra]
         if thing and predicate:
             return [Triple(subject, predicate, thing), *extra]
-    obj = _object(raw_object)
+    obj = object_phrase(raw_object)
     if obj is None:
         return extra or None
-    return _triples(subject, "uses", obj, raw_object) + extra
+    return make_triples(subject, "uses", obj, raw_object) + extra
 
 
-def _noun_phrase(raw: str) -> bool:
+def noun_phrase(raw: str) -> bool:
     """The object of "X is …" must name something: "a/the/my …", a Name, or an identifier (Fly.io, v2)."""
     words = raw.split()
     if not words:
         return False
     first = words[0]
-    if first.casefold() in _NOUNISH_START:
-        return len(words) > 1 and words[1].casefold().strip(".,") not in _VAGUE_NOUNS and words[1].casefold() not in VAGUE
+    if first.casefold() in NOUNISH_START:
+        return len(words) > 1 and words[1].casefold().strip(".,") not in VAGUE_NOUNS and words[1].casefold() not in VAGUE
     if first[0].isupper() or first[0].isdigit():
         return first.casefold() not in VAGUE
     return bool(re.search(r"[._/\-]|\d", first))

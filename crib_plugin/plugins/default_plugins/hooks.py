@@ -39,7 +39,8 @@ def on_prompt(prompt: str, session: Any) -> str | None:
 
 
 def _retrieve_block(prompt: str, session: Any) -> str:
-    """Recall, select (skipping what the session already has), render within the session's cap."""
+    """The session's block (:func:`~crib_plugin.output.block.produce_block`), skipping what the
+    session already has, within its cap; the project store's merged with the global store's."""
     from ...output.render import CONTEXT
 
     memory = session.memory
@@ -48,37 +49,22 @@ def _retrieve_block(prompt: str, session: Any) -> str:
         from ...output.render import warm_template  # while the worker embeds, load the template
 
         warm_template(template, memory.settings.templates)
-    from ...hosts.scoped import scope_key, select_scoped
+    from ...hosts.scoped import global_beside
+    from ...output.block import produce_block
+    from ...read.across import scope_key
 
     scope = getattr(session, "scope", "project")
-    # The project store's selection merged with the global store's (scope-keyed ids in ``injected``).
-    retrieval = select_scoped(memory, prompt, budget=session.budget, exclude=session.injected, primary_scope=scope,
-                              pointed=getattr(session, "pointed", ()))
-    retrieval.facts = [f for f in retrieval.facts if f.id not in session.injected_facts]
+    with global_beside(memory, scope) as other:
+        block, retrieval = produce_block(memory, prompt, other=other, template=template, budget=session.budget,
+                                         exclude=session.injected, cap=session.cap, scope=scope,
+                                         exclude_facts=session.injected_facts, pointed=getattr(session, "pointed", ()))
     session.retrieval = retrieval
-    block = render_within(memory, retrieval, template, session.cap)
     if block:
         session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
         session.injected_facts.update(f.id for f in retrieval.facts)
         if isinstance(getattr(session, "pointed", None), set):
             session.pointed.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.pointers)
     return block
-
-
-def render_within(memory: Any, retrieval: Any, template: str, cap: int | None) -> str:
-    """Render; with a ``cap``, drop the pointers, then the lowest-ranked hits (then facts) until the block fits."""
-    while True:
-        block: str = memory.render(retrieval, template=template)
-        if cap is None or len(block) <= cap:
-            return block
-        if getattr(retrieval, "pointers", None):
-            retrieval.pointers.pop()
-        elif retrieval.hits:
-            retrieval.hits.pop()
-        elif retrieval.facts:
-            retrieval.facts.pop()
-        else:
-            return ""
 
 
 @hookimpl(trylast=True)

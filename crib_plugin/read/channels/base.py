@@ -54,20 +54,6 @@ class IndexingChannel(Channel, Protocol):
     def index(self, memory: "Memory", entry: Entry) -> None: ...
 
 
-def index_entry(memory: "Memory", entry: Entry, notes: list[str]) -> None:
-    """Offer a newly stored ``entry`` to every registered channel that has an ``index`` method."""
-    channels: dict[str, Any] = memory.registry.channels
-    for name, channel in channels.items():
-        index = getattr(channel, "index", None)
-        if not callable(index):
-            continue
-        try:
-            with memory.store.transaction():
-                index(memory, entry)
-        except Exception as exc:  # a plugin channel's bug must not lose the memory
-            notes.append(f"channel {name} could not index entry {entry.id}: {exc}")
-
-
 def ranked(channel: str, scored: list[tuple[int, float]]) -> list[ChannelHit]:
     """Turn ``(entry_id, score)`` pairs, best first, into ranked hits without duplicate ids."""
     hits: list[ChannelHit] = []

@@ -18,27 +18,15 @@ then as strong in the fusion as full text's best hit, where it used to count a t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...core.errors import CribError
 from ...core.records import ChannelHit, ChannelResult, Query
 from ...plugins.hookspecs import hookimpl
+from ...store.base_vectors import to_blob  # noqa: F401 - the channel's wire format, importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
-
-
-def to_blob(vector: Any) -> bytes:
-    """float32 little-endian bytes, the format vec0 expects.
-
-    Bytes pass through untouched: that is how a vector arrives from the prefetch worker
-    (:mod:`crib_plugin.prefetch`), and it keeps numpy out of a process that never embeds.
-    """
-    if isinstance(vector, (bytes, bytearray, memoryview)):
-        return bytes(vector)
-    import numpy as np
-
-    return np.asarray(vector, dtype="<f4").tobytes()
 
 
 class VectorChannel:

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
+from ...text.words import stem_list as _stems
 from .prompt_kind import prompt_kind
 from .relevance import WINDOW_FLOOR_DROP
 from .specific import contains
-from .specific import stems as _stems
 
 __all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
 

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 from ...core.cues import evidence_text
 from ...core.limits import MAX_SCAN_CHARS
 from ...core.records import Query, Retrieval
+from ...text.cjk import entry_grams
+from ...text.words import stem_list as _stems
 from ..channels.vectors import MARGIN_SCALE, crowd_level
-from ..query import CJK_RUN_RE, cjk_grams, normalise_cjk
+from ..query import cjk_grams
 from .prompt_kind import prompt_kind
 from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
-from .specific import stems as _stems
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
@@ -158,15 +159,6 @@ def vector_gate(memory: "Memory") -> float:
     return shipped
 
 
-def _bigrams(text: str) -> set[str]:
-    """Every unigram and adjacent pair of an entry's (normalised) CJK text."""
-    grams: set[str] = set()
-    for run in CJK_RUN_RE.findall(normalise_cjk(text)):
-        grams.update(run)
-        grams.update(run[i:i + 2] for i in range(len(run) - 1))
-    return grams
-
-
 def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     """For each of the top full-text hits, the IDF-weighted share of the prompt's terms it contains.
 
@@ -184,7 +176,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
         # Rescaled so that CJK_COVERAGE of the bigrams counts as FTS_COVERAGE of the words.
         scale = FTS_COVERAGE / CJK_COVERAGE
         for entry in entries.values():
-            share = len(query_grams & _bigrams(entry.content[:MAX_SCAN_CHARS])) / len(query_grams)
+            share = len(query_grams & entry_grams(entry.content[:MAX_SCAN_CHARS])) / len(query_grams)
             coverage[entry.id] = min(1.0, share * scale)
     weighted = term_weights(memory, retrieval.query.text)
     mass = sum(w for _, w in weighted)

@@ -33,6 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...text.words import stem_list
 from ..channels.vectors import CROWD_RANK, crowd_level
 from ..query import terms
 from .prompt_kind import prompt_kind
@@ -66,13 +67,6 @@ STANDOUT_CROWD = 0.20
 Weighted = list[tuple[list[list[str]], float]]
 
 
-def stems(text: str) -> list[str]:
-    """Porter stems of ``text`` — the same stemmer the FTS index and the facts channel use."""
-    from ...store.facts import stems as word_stems
-
-    return [stem for _word, stem in word_stems(text)]
-
-
 def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
     """The prompt's terms as (stemmed alternative forms, document frequency in the store)."""
     from ...text.lexicon import variants
@@ -80,7 +74,7 @@ def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
     out: list[tuple[list[list[str]], int]] = []
     for term in terms(text):
         forms = [term.text] if term.phrase else list(variants(term.text))
-        alternatives = [found for found in (stems(f) for f in forms) if found]
+        alternatives = [found for found in (stem_list(f) for f in forms) if found]
         if alternatives:
             out.append((alternatives, min(memory.store.term_document_frequency(s) for s in alternatives[0])))
     return out
@@ -104,7 +98,7 @@ def specific_terms(memory: Memory, text: str) -> list[list[list[str]]]:
     """The prompt's terms that few entries contain (see the module docstring); unseen terms are
     left out — they can match nothing."""
     limit = max(SPECIFIC_MIN, SPECIFIC_SHARE * memory.store.count_entries())
-    generic = {s for word in INSTRUCTION_WORDS for s in stems(word)}
+    generic = {s for word in INSTRUCTION_WORDS for s in stem_list(word)}
     return [alts for alts, df in _term_stats(memory, text) if 0 < df <= limit and not set(alts[0]) <= generic]
 
 
@@ -146,7 +140,7 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
     contents = contents_of(memory, retrieval, entry_ids)
     if sharing_specific(memory, retrieval.query.text, contents):
         return True
-    present = {s for content in contents.values() for s in stems(content[:MAX_SCAN_CHARS])}
+    present = {s for content in contents.values() for s in stem_list(content[:MAX_SCAN_CHARS])}
     return not any(contains(present, alternatives) for alternatives, _df in _term_stats(memory, retrieval.query.text))
 
 
@@ -159,7 +153,7 @@ def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> 
         return {}
     out: dict[int, str] = {}
     for entry_id, content in contents.items():
-        present = set(stems(content[:MAX_SCAN_CHARS]))
+        present = set(stem_list(content[:MAX_SCAN_CHARS]))
         shared = next((alts for alts in specific if contains(present, alts)), None)
         if shared is not None:
             out[entry_id] = f"shares the specific term {shared[0][0]!r}"

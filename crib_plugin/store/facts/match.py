@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from .query import load_facts
-from .terms import _useful, predicate_words, stems
+from .terms import predicate_words, stems, useful
 
 # ----------------------------------------------------------------------------------------------
 # The facts channel's search
@@ -58,7 +58,7 @@ def query_stems(keywords: Sequence[str]) -> list[str]:
     out: list[str] = []
     for keyword in keywords:
         for word, stem in stems(keyword):
-            if _useful(word) and stem not in out:
+            if useful(word) and stem not in out:
                 out.append(stem)
     return out
 

@@ -26,10 +26,10 @@ def _stop_words() -> frozenset[str]:
     return STOP_WORDS
 
 
-from ...text.words import _fallback_stem, _tok, _Tokenizers, stems  # noqa: E402,F401 - moved to the leaf text module
+from ...text.words import Tokenizers, fallback_stem, stems, tok  # noqa: E402,F401 - moved to the leaf text module
 
 
-def _useful(word: str) -> bool:
+def useful(word: str) -> bool:
     """Single letters (the ``s`` of ``ClientA's``) carry nothing; single digits do."""
     return len(word) > 1 or word.isdigit()
 
@@ -43,7 +43,7 @@ def entity_terms(name: str) -> list[str]:
     ``"the Tokyo office"`` → ``["tokyo", "offic"]``; ``"valid_until"`` → ``["valid", "until"]`` (an
     identifier keeps every part, or "valid" alone would match it fully).
     """
-    pairs = [(w, s) for w, s in stems(name) if _useful(w)]
+    pairs = [(w, s) for w, s in stems(name) if useful(w)]
     identifier = bool(_IDENTIFIER.match(name.strip())) and len(pairs) > 1
     stop = _stop_words()
     kept = pairs if identifier else [(w, s) for w, s in pairs if w not in stop]
@@ -80,7 +80,7 @@ def predicate_words(predicate: str) -> list[tuple[str, ...]]:
     stop = _stop_words()
     groups: list[tuple[str, ...]] = []
     for word in base.split("_"):
-        if not word or word in stop or not _useful(word):
+        if not word or word in stop or not useful(word):
             continue
         variants = {s for _w, s in stems(word)}
         for synonym in PREDICATE_SYNONYMS.get(word, ()):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
-from .rules import Rule, _Lazy
+from .rules import Lazy, Rule
 
 # Plugins left out: a public IPv4 address is not a secret; the private-key plugin only matches the
 # header line (crib's own rule removes the whole block); entropy and keyword plugins have no
@@ -126,7 +126,7 @@ def plugin_rules() -> tuple[Rule, ...]:
         try:
             re.compile(str(spec["pattern"]), int(spec["flags"]))  # type: ignore[call-overload]  # reject bad ones now
             kind = str(spec["kind"])
-            rules.append(Rule(kind, _Lazy(str(spec["pattern"]), int(spec["flags"])),  # type: ignore[call-overload]
+            rules.append(Rule(kind, Lazy(str(spec["pattern"]), int(spec["flags"])),  # type: ignore[call-overload]
                               int(spec["group"]), triggers=_PLUGIN_TRIGGERS.get(kind, ())))  # type: ignore[call-overload]
         except (re.error, KeyError, TypeError, ValueError):
             continue

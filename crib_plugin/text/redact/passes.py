@@ -11,7 +11,7 @@ from typing import Any
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
 from .detect import plugin_rules
-from .rules import _KEYWORD_KIND, CRIB_RULES, MAX_LINE_FOR_PLUGINS, Rule, _keyword_kind, marker
+from .rules import CRIB_RULES, KEYWORD_KIND, MAX_LINE_FOR_PLUGINS, Rule, keyword_kind, marker
 
 Span = tuple[int, int, str]
 
@@ -23,7 +23,7 @@ def _spans(text: str, rules: Sequence[Rule], offset: int = 0) -> Iterable[tuple[
     for order, rule in enumerate(rules):
         if not rule.may_match(lowered):
             continue
-        if rule.kind == _KEYWORD_KIND:
+        if rule.kind == KEYWORD_KIND:
             if keyword_starts is None:
                 keyword_starts = _keyword_starts(text, lowered)
             compiled = rule.pattern.compiled()
@@ -39,7 +39,7 @@ def _spans(text: str, rules: Sequence[Rule], offset: int = 0) -> Iterable[tuple[
                 continue
             if end - start >= 2 and text[start] in "\"'`" and text[end - 1] == text[start]:
                 start, end = start + 1, end - 1  # a quoted value: the quotes stay
-            kind = _keyword_kind(m) if rule.kind == _KEYWORD_KIND else rule.kind
+            kind = keyword_kind(m) if rule.kind == KEYWORD_KIND else rule.kind
             yield start + offset, end + offset, order, kind
 
 

@@ -23,7 +23,7 @@ _B = rf"(?<![{_TOK}])"  # "starts a run"
 _E = rf"(?![{_TOK}])"  # "ends a run"
 
 
-class _Lazy:
+class Lazy:
     """A regex compiled on first use: a process only pays for the rules its texts can trigger."""
 
     __slots__ = ("_compiled", "flags", "pattern")
@@ -48,7 +48,7 @@ class Rule:
     alone would also hit harmless look-alikes."""
 
     kind: str
-    pattern: _Lazy
+    pattern: Lazy
     group: int | str = 0
     accept: Callable[[re.Match[str], str], bool] | None = None
     triggers: tuple[str, ...] = ()  # lowercase substrings one of which every match contains
@@ -116,6 +116,15 @@ def _assigned_value(value: str) -> bool:
     return not re.fullmatch(r"[a-z]{1,12}", value)
 
 
+_AWS_KEY_ID = r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"
+
+
+def _mixed_key(value: str) -> bool:
+    """A 40-character AWS secret key mixes upper and lower case with digits or ``/``/``+``; a git
+    SHA (lowercase hex) or a long identifier of one case is not one."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() or c in "/+" for c in value)
+
+
 def _random_segment(value: str) -> bool:
     """An ``sk-…`` key holds a long random run (letters and digits); ``sk-learn-compatible-v2`` is
     made of short words."""
@@ -149,10 +158,10 @@ _META_SUFFIXES = frozenset({
 })
 
 
-_KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
+KEYWORD_KIND = "keyword"  # marker kind: "password" for password-ish keys, else "secret"
 
 
-def _keyword_kind(m: re.Match[str]) -> str:
+def keyword_kind(m: re.Match[str]) -> str:
     kw = m.group("kw").lower()
     return "password" if kw.startswith(("pass", "pwd", "contrase")) else "secret"
 
@@ -167,8 +176,8 @@ def _names_the_secret(m: re.Match[str]) -> bool:
     return not words or words[-1].lower() not in _META_SUFFIXES
 
 
-def _c(pattern: str, flags: int = 0) -> _Lazy:
-    return _Lazy(pattern, flags)
+def _c(pattern: str, flags: int = 0) -> Lazy:
+    return Lazy(pattern, flags)
 
 
 #: crib's own rules, most specific first (on overlap the longer match wins, then the earlier rule).
@@ -181,10 +190,18 @@ CRIB_RULES: tuple[Rule, ...] = (
     Rule("anthropic-api-key", _c(rf"{_B}sk-ant-(?:api|admin|sid)\d\d-[A-Za-z0-9_\-]{{20,200}}{_E}")),
     Rule("openai-api-key", _c(rf"{_B}sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{{20,200}}{_E}"),
          accept=lambda m, v: _random_segment(v)),
-    Rule("aws-access-key-id", _c(r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+    Rule("aws-access-key-id", _c(_AWS_KEY_ID)),
     Rule("aws-secret-key", _c(
         r"(?i:aws)[\w .-]{0,30}?(?i:secret)[\w .'\"-]{0,40}?(?:[:=]|\bis\b)?\s{0,5}['\"]?"
         r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), group=1),
+    # The secret access key beside its access key id (either order, within a line or two), with no
+    # keyword: "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" is a credential pair.
+    Rule("aws-secret-key", _c(
+        rf"{_AWS_KEY_ID}[\s\S]{{0,120}}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"),
+        group=1, accept=lambda m, v: _mixed_key(v)),
+    Rule("aws-secret-key", _c(
+        rf"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])[\s\S]{{0,120}}?{_AWS_KEY_ID}"),
+        group=1, accept=lambda m, v: _mixed_key(v)),
     Rule("github-pat", _c(rf"{_B}github_pat_[A-Za-z0-9_]{{22,255}}{_E}")),
     Rule("github-token", _c(rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,255}}{_E}")),
     Rule("gitlab-token", _c(rf"{_B}gl(?:pat|dt|ft|soat|rt|cbt|ptt|oas|imt)-[A-Za-z0-9_\-]{{20,64}}{_E}")),
@@ -217,10 +234,10 @@ CRIB_RULES: tuple[Rule, ...] = (
     Rule("url-password", _c(
         r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@\[\]\"'<>]{1,128}:"
         r"([^\s/?#@\"'<>]{1,256})@"), group=1),
-    Rule(_KEYWORD_KIND, _c(  # KEY=value, KEY: value, "key": "value", KEY => value
+    Rule(KEYWORD_KIND, _c(  # KEY=value, KEY: value, "key": "value", KEY => value
         rf"{_KEY}['\"]?\s{{0,3}}(?::=|=>|[=:])\s{{0,3}}(?P<value>{_QUOTED_OR_BARE})"),
         group="value", accept=lambda m, v: _names_the_secret(m) and _assigned_value(v)),
-    Rule(_KEYWORD_KIND, _c(  # prose: "the staging DB password for admin is Xk9#mP2vL7q"
+    Rule(KEYWORD_KIND, _c(  # prose: "the staging DB password for admin is Xk9#mP2vL7q"
         rf"{_KEY}(?:\s{{1,3}}+[\w.@/\-]{{1,40}}+){{0,4}}?\s{{1,3}}+(?:is|was|are|=|:|set\s+to|reads)\s{{1,3}}"
         rf"(?P<value>{_QUOTED_OR_BARE})"), group="value", accept=lambda m, v: _names_the_secret(m) and looks_secret(v)),
 )
@@ -233,7 +250,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "anthropic-api-key": ("sk-ant-",),
     "openai-api-key": ("sk-",),
     "aws-access-key-id": ("a3t", "akia", "asia", "abia", "acca"),
-    "aws-secret-key": ("aws",),
+    "aws-secret-key": ("aws", "a3t", "akia", "asia", "abia", "acca"),
     "github-pat": ("github_pat_",),
     "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     "gitlab-token": ("gl",),
@@ -258,7 +275,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "bearer-token": ("bearer",),
     "basic-auth": ("basic", "-u", "--user"),
     "url-password": ("://",),
-    _KEYWORD_KIND: ("pass", "pwd", "secret", "token", "key", "credential", "contrase"),
+    KEYWORD_KIND: ("pass", "pwd", "secret", "token", "key", "credential", "contrase"),
 }
 CRIB_RULES = tuple(
     Rule(r.kind, r.pattern, r.group, r.accept, _TRIGGERS.get(r.kind, ())) for r in CRIB_RULES

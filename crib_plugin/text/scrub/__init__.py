@@ -24,11 +24,16 @@ are cut; every other ``<…>`` -- generics (``Vec<Memory>``), includes (``#inclu
 a ``<memory>`` mentioned in prose -- is text.  With ``NAME`` = ``memory`` or ``memory-context``
 (ASCII letters, any case) and ``WS`` = space, tab, CR, LF, FF, VT:
 
-* **opener**: ``"<" NAME (WS+ ATTR '="' VALUE '"')+ WS* ">"`` where every ``ATTR`` is one of crib's
-  (:data:`CRIB_ATTRIBUTES`: ``context_time``, ``channels``, ``skipped``), ``context_time`` is among
-  them (crib always writes it) and ``VALUE`` holds no ``"`` or ``<`` (it may hold ``>``).  So
-  ``<memory context_time="2026-11-22T10:00:00Z" channels="fts">`` opens a block and ``<memory>``,
-  ``<Memory>``, ``<memory id="1">``, ``<memory context_time=x>`` do not.
+* **opener** ``memory``: ``"<memory" (WS+ ATTR '="' VALUE '"')+ WS* ">"`` where every ``ATTR`` is
+  one of crib's (:data:`CRIB_ATTRIBUTES`: ``context_time``, ``channels``, ``skipped``),
+  ``context_time`` is among them (crib always writes it) and ``VALUE`` holds no ``"`` or ``<`` (it
+  may hold ``>``).  So ``<memory context_time="2026-11-22T10:00:00Z" channels="fts">`` opens a block
+  and ``<memory>``, ``<Memory>``, ``<memory id="1">``, ``<memory context_time=x>`` do not: "memory"
+  is a common word in code (``#include <memory>``, ``Vec<Memory>``).
+* **opener** ``memory-context``: ``"<memory-context" (WS+ ATTR '="' VALUE '"')* WS* ">"`` with any
+  attribute names (letters, digits, ``_``, ``-``, ``:``) or none: the name is crib's alone, and a
+  model that echoes a block often drops its attributes (``<memory-context>secret</memory-context>``
+  is cut).
 * **closer**: ``"</" NAME WS* ">"``; it closes the innermost open block of its name and every
   block opened inside it.  With no open block of its name it is not crib's: outside a block it
   stays as text (``"the </memory> tag"``), inside a block it is dropped with the block.
@@ -44,7 +49,8 @@ Block semantics
   was crib's, so what follows is recalled memory.
 * An unfinished candidate at the end of the stream (``"<"``, ``"<memory"``, ``"<memory id="``) is
   emitted as text -- never is text after an unclosed tag lost -- unless it already is crib's opener
-  cut off after ``context_time=`` (``<memory context_time="2026-11``): cut-off crib markup, dropped.
+  cut off after ``context_time=`` (``<memory context_time="2026-11``) or after the name
+  ``memory-context`` (``<memory-context``): cut-off crib markup, dropped.
 """
 
 from __future__ import annotations

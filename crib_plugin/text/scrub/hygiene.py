@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stream import _WS, Scrubber
+from .stream import WS, Scrubber
 
 
 def strip_memory_blocks(text: str) -> str:
@@ -46,7 +46,7 @@ def strip_memory_blocks(text: str) -> str:
                 # Take the trailing whitespace off what has been kept so far.
                 while out:
                     last = out[-1]
-                    kept = last.rstrip(_WS)
+                    kept = last.rstrip(WS)
                     if kept:
                         gap_left = last[len(kept):] + gap_left
                         out[-1] = kept
@@ -60,7 +60,7 @@ def strip_memory_blocks(text: str) -> str:
         if not gap:
             out.append(piece)
             continue
-        body = piece.lstrip(_WS)
+        body = piece.lstrip(WS)
         gap_right += piece[: len(piece) - len(body)]
         if not body:
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .stream import _NAME, NEUTRAL_LT
+from .stream import NAME, NEUTRAL_LT
 
 
 def _prefix_alternatives(word: str) -> str:
@@ -50,7 +50,7 @@ _BOUNDARY = f"(?:[ \t\n\r\f\v/>\uff1e\uff0f]|&gt;?|&#0*62;?|&#x0*3e;?|{_Z}\\Z)"
 # follows the stored text could complete it.  This is the plain form (ASCII): small, compiled at import.
 _NEUTRALISE_RE = re.compile(
     r"<(?=[ \t\n\r\f\v]*/?[ \t\n\r\f\v]*memory(?:-context)?(?:[ \t\n\r\f\v/>]|\Z)"
-    r"|/?(?:" + _prefix_alternatives(_NAME) + r")?\Z)",
+    r"|/?(?:" + _prefix_alternatives(NAME) + r")?\Z)",
     re.IGNORECASE | re.ASCII,
 )
 # Any sign of a look-alike: a fullwidth or small "<", a fullwidth letter, an invisible character, an
@@ -65,7 +65,7 @@ def _lookalike_re() -> re.Pattern[str]:
     the name in ASCII or fullwidth letters."""
     return re.compile(
         f"{_LT_FORMS}(?={_SP}(?:{_SLASH_FORMS})?{_SP}{_NAME_RE}{_Z}{_BOUNDARY}"
-        r"|/?(?:" + _prefix_alternatives(_NAME) + r")?\Z)",
+        r"|/?(?:" + _prefix_alternatives(NAME) + r")?\Z)",
         re.IGNORECASE,
     )
 

@@ -14,17 +14,17 @@ MAX_TAG_LENGTH = 1024
 #: What :func:`neutralise_tags` puts in place of the ``<`` of a memory tag (U+2039, "‹").
 NEUTRAL_LT = "\u2039"
 
-_WS = " \t\n\r\f\v"
-_NAME = "memory-context"  # "memory" is its first six characters
-_NAME_UPPER = _NAME.upper()
-_SHORT, _LONG = 6, len(_NAME)  # name-index values at which a complete name has been matched
+WS = " \t\n\r\f\v"
+NAME = "memory-context"  # "memory" is its first six characters
+_NAME_UPPER = NAME.upper()
+_SHORT, _LONG = 6, len(NAME)  # name-index values at which a complete name has been matched
 _NAMES = {_SHORT: "memory", _LONG: "memory-context"}
 
 # Phases of the tag recogniser.
 _IDLE = 0  # no candidate in progress
 _LT = 1  # saw "<"
 _SLASH = 2  # saw "</"
-_NAME_PHASE = 3  # matching the name; self._idx characters of _NAME matched so far
+_NAME_PHASE = 3  # matching the name; self._idx characters of NAME matched so far
 _SPACE = 4  # opener: between attributes (self._sp: whitespace seen since the last one)
 _EQ = 5  # opener: just after an attribute's "=" (a '"' must follow)
 _QUOTED = 6  # opener: inside an attribute's double-quoted value
@@ -35,6 +35,9 @@ _CLOSE_SPACE = 8  # closer: after the name, only whitespace and ">" may follow
 CRIB_ATTRIBUTES = frozenset({"context_time", "channels", "skipped"})
 _REQUIRED_ATTRIBUTE = "context_time"
 _MAX_ATTR_NAME = 32
+# Attribute names a ``memory-context`` opener may have besides crib's (it is crib's name alone, so any
+# attributes a model leaves on it or adds do not make it text): letters, digits, "_", "-", ":".
+_LONG_ATTR_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-:")
 
 # Results of feeding one character to the recogniser.
 _MORE, _DONE, _FAIL = 0, 1, 2
@@ -196,24 +199,24 @@ class Scrubber:
                 return _MORE
             return _FAIL if c == "<" else _MORE
         if phase == _SPACE:
-            if c in _WS:
+            if c in WS:
                 self._sp = True
                 return _MORE
             if c == ">":
                 return _DONE if self._crib else _FAIL
-            if self._sp and (c == "_" or "a" <= c <= "z"):
+            if self._sp and (c == "_" or "a" <= c <= "z" or (self._idx == _LONG and c in _LONG_ATTR_CHARS)):
                 self._phase = _ATTR
                 self._attr = c
                 return _MORE
             return _FAIL
         if phase == _ATTR:
             if c == "=":
-                if self._attr not in CRIB_ATTRIBUTES:
+                if self._attr not in CRIB_ATTRIBUTES and self._idx != _LONG:  # memory-context: any attribute
                     return _FAIL
                 self._crib = self._crib or self._attr == _REQUIRED_ATTRIBUTE
                 self._phase = _EQ
                 return _MORE
-            if (c == "_" or "a" <= c <= "z") and len(self._attr) < _MAX_ATTR_NAME:
+            if (c == "_" or "a" <= c <= "z" or (self._idx == _LONG and c in _LONG_ATTR_CHARS)) and len(self._attr) < _MAX_ATTR_NAME:
                 self._attr += c
                 return _MORE
             return _FAIL
@@ -228,21 +231,23 @@ class Scrubber:
         if phase == _CLOSE_SPACE:
             if c == ">":
                 return _DONE
-            return _MORE if c in _WS else _FAIL
+            return _MORE if c in WS else _FAIL
         if phase == _NAME_PHASE:
             idx = self._idx
             if idx == _SHORT or idx == _LONG:
-                if c in _WS:
+                if c in WS:
                     self._phase = _CLOSE_SPACE if self._closer else _SPACE
                     self._sp = True
                     return _MORE
-                if c == ">":
-                    return _DONE if self._closer else _FAIL
+                if c == ">":  # "<memory-context>" is crib's with or without attributes; "<memory>" is not
+                    return _DONE if self._closer or idx == _LONG else _FAIL
                 if idx == _LONG or c != "-":
                     return _FAIL
-            elif c != _NAME[idx] and c != _NAME_UPPER[idx]:
+            elif c != NAME[idx] and c != _NAME_UPPER[idx]:
                 return _FAIL
             self._idx = idx + 1
+            if self._idx == _LONG and not self._closer:
+                self._crib = True  # crib's name alone: an opener whatever its attributes
             return _MORE
         if phase == _LT:
             if c == "/":

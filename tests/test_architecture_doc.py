@@ -1,0 +1,48 @@
+"""ARCHITECTURE.md is the true map: every file or folder it names in backticks exists, and every
+folder of ``crib_plugin/`` (and every module at its top level) is described there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "crib_plugin"
+DOC = ROOT / "ARCHITECTURE.md"
+#: A backticked path: ``core/``, ``store/base.py``, ``plugins/manager.py: DEFAULT_PLUGINS``, ``tests/x.py``.
+PATH = re.compile(r"`([A-Za-z_][\w./]*(?:/|\.py|\.md))(?::[^`]*)?`")
+
+
+def named_paths(text: str) -> list[str]:
+    return sorted({m.group(1) for m in PATH.finditer(text)})
+
+
+def resolves(name: str) -> bool:
+    """Relative to the repository, to ``crib_plugin/``, or to a folder of it (a table row names
+    ``sqlite.py`` in the ``store/`` row, so a bare file name may live in any package folder)."""
+    bases = [ROOT, PACKAGE, *[p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"]]
+    return any((base / name.rstrip("/")).exists() for base in bases)
+
+
+def test_the_path_pattern_finds_names_and_the_check_can_fail(tmp_path: Path) -> None:
+    text = "see `core/` and `store/base.py: Store`, `tests/test_x.py`, not `Memory.retrieve` or `crib eval`"
+    assert named_paths(text) == ["core/", "store/base.py", "tests/test_x.py"]
+    assert resolves("store/base.py") and resolves("sqlite.py") and not resolves("nowhere/gone.py")
+
+
+def test_every_path_the_map_names_exists() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    names = named_paths(text)
+    assert len(names) > 30
+    missing = [n for n in names if not resolves(n)]
+    assert missing == [], f"ARCHITECTURE.md names paths that do not exist: {missing}"
+
+
+def test_every_folder_and_top_level_module_is_described() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    folders = sorted(str(p.relative_to(PACKAGE)) + "/" for p in PACKAGE.rglob("*")
+                     if p.is_dir() and p.name != "__pycache__" and (p / "__init__.py").exists())
+    top_modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    undescribed = [f for f in folders if f"`{f}`" not in text and f"`{f.rsplit('/', 2)[-2]}/`" not in text]
+    undescribed += [m for m in top_modules if m not in text]
+    assert undescribed == [], f"ARCHITECTURE.md does not describe: {undescribed}"
