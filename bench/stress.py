@@ -2,6 +2,7 @@
 
     python bench/stress.py                                  # 8 writers × 500 writes, 4 readers
     python bench/stress.py --writers 4 --writes 25 --readers 2
+    python bench/stress.py --db postgresql://user:pw@host/crib_stress    # a PostgreSQL store
 
 Every write is its own CLI process (``python -m crib_plugin write TEXT``), as an agent's hook or
 a subagent would run it, against one store that does not exist yet — so the first writes also race
@@ -49,7 +50,7 @@ def crib_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "crib_plugin", *args]
 
 
-def child_env(db: Path) -> dict[str, str]:
+def child_env(db: Path | str) -> dict[str, str]:
     env = dict(os.environ)
     env["CRIB_DB"] = str(db)
     env.setdefault("CRIB_EXTRACTOR", "rules")
@@ -100,8 +101,20 @@ def reader(index: int, env: dict[str, str], stop: threading.Event, tally: Tally,
         stop.wait(pause)
 
 
-def stored_texts(db: Path) -> tuple[set[str], int, str]:
-    """Contents of the stored entries, their count, and PRAGMA integrity_check."""
+def stored_texts(db: Path | str) -> tuple[set[str], int, str]:
+    """Contents of the stored entries, their count, and PRAGMA integrity_check ("ok" on a server:
+    PostgreSQL checks its own constraints on every write)."""
+    from crib_plugin.core.dburl import is_server_url
+
+    if is_server_url(db):
+        from crib_plugin.store import open_store
+
+        store = open_store(str(db), readonly=True)
+        try:
+            contents = [entry.content for entry in store.iter_entries()]
+        finally:
+            store.close()
+        return set(contents), len(contents), "ok"
     import apsw
 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
@@ -120,7 +133,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(writers: int, writes: int, readers: int, db: Path, pause: float) -> dict[str, object]:
+def run(writers: int, writes: int, readers: int, db: Path | str, pause: float) -> dict[str, object]:
     env = child_env(db)
     tally = Tally()
     stop = threading.Event()
@@ -184,10 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=500, help="writes per writer")
     parser.add_argument("--readers", type=int, default=4)
     parser.add_argument("--reader-pause", type=float, default=0.2, help="seconds each reader waits between retrieves")
-    parser.add_argument("--db", type=Path, default=None, help="store to use (default: a new one in a temp dir)")
+    parser.add_argument("--db", default=None, help="store to use: a file, or a postgresql:// URL (default: a new file in a temp dir)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="crib-stress-") as tmp:
-        db = args.db or Path(tmp) / "crib.db"
+        db = args.db or str(Path(tmp) / "crib.db")
         result = run(args.writers, args.writes, args.readers, db, args.reader_pause)
     print(report(result), flush=True)
     bad = result["failed"] or result["lost"] or result["reader_errors"] or result["integrity"] != "ok"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .core.config import Settings, load_settings
+from .core.dburl import as_location
 from .core.errors import CribError, InputError, ModelError
 from .core.records import Entry, Hit, Retrieval, Triple
 from .core.timeutil import normalise_iso
@@ -40,7 +41,7 @@ class Memory:
         upgrade: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
-        self.path = Path(path) if path is not None else self.settings.db
+        self.path: Path = as_location(path) if path is not None else self.settings.db  # type: ignore[assignment]  # a file, or a server's ServerURL
         self.pm = pm or get_plugin_manager()
         self._create = create
         self._readonly = readonly  # read commands: opened read-only, never created or migrated
@@ -327,9 +328,7 @@ class Memory:
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
-
-        With ``CRIB_LOG`` set, each render appends one JSON line describing the retrieval.
-        """
+        With ``CRIB_LOG`` set, each render appends one JSON line describing the retrieval."""
         block = ""
         if not retrieval.empty:
             ran = [c.channel for c in retrieval.channels if c.ran]

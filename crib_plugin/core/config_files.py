@@ -74,7 +74,7 @@ def toml_raw(value: Any, spec: Spec, file: Path) -> str:
         return "1" if value else "0"
     if isinstance(value, (int, float, str)):
         raw = str(value).strip()
-        if spec.parse is path and raw and not Path(raw).expanduser().is_absolute():
+        if spec.parse is path and raw and not path(raw).is_absolute():  # a URL counts as absolute
             raw = str(file.parent.absolute() / raw)
         return raw
     if isinstance(value, list) and all(isinstance(v, str) for v in value):

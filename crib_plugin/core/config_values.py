@@ -55,7 +55,11 @@ def lower(raw: str) -> str:
 
 
 def path(raw: str) -> Path:
-    return Path(raw).expanduser()
+    """A file path (``~`` expanded) — or, for a store, a ``postgresql://`` URL kept whole as a
+    :class:`~crib_plugin.dburl.ServerURL` (which stands where a store's ``Path`` stands)."""
+    from .dburl import as_location
+
+    return as_location(raw)  # type: ignore[return-value]
 
 
 def boolean(raw: str) -> bool:

@@ -24,6 +24,10 @@ class StoreError(CribError):
     """The database cannot be opened, migrated, read or written."""
 
 
+class StoreMissing(StoreError):
+    """No store there yet (a server database crib has not written to): reads find nothing in it."""
+
+
 class ExtensionError(StoreError):
     """sqlite-vec (or FTS5) cannot be loaded into the SQLite binding in use."""
 

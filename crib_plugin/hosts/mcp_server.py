@@ -373,27 +373,18 @@ def build_server() -> MCPServer:
     return server
 
 
-def _leave(signum: int, frame: Any) -> None:
-    """SIGINT/SIGTERM: let a running tool call finish its write (at most 5 s), then exit with 0. Exits at once (``os._exit``) rather than unwinding: the SDK reads stdin in a worker thread that
-    an exception cannot stop, so a raised ``KeyboardInterrupt`` left the server waiting for input
-    (and SIGINT is ignored outright in a process started in the background). Every store write is
-    one transaction, so nothing is left half-written."""
-    import contextlib
-    import os
-    import sys
-
-    _lock.acquire(timeout=5)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a closed pipe: nothing left to flush
-            stream.flush()
-    os._exit(0)
-
-
 def main() -> None:
     """``crib mcp``: serve on stdin/stdout until the client disconnects (end of input) or a
-    SIGINT/SIGTERM arrives — each ends it cleanly with status 0."""
+    SIGINT/SIGTERM arrives — each ends it cleanly with status 0. A long-lived process: PostgreSQL
+    stores borrow pooled connections, and audit rows name the agent ``mcp``."""
     import signal
 
+    from ..core import authorship
+    from ..store.pooling import use_pool
+    from .exit import leave_after
+
+    authorship.AGENT = "mcp"
+    use_pool()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _leave)
+        signal.signal(signum, functools.partial(leave_after, _lock))
     build_server().run("stdio")

@@ -22,7 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def _same_file(a: Any, b: Any) -> bool:
+    if not (isinstance(a, Path) and isinstance(b, Path)):  # a server store's URL: the same URL
+        return a == b
     try:
         return a.resolve() == b.resolve()
     except OSError:
@@ -39,7 +41,7 @@ def global_memory(primary: "Memory") -> "Memory | None":
     from ..scopes import global_db
 
     path = global_db()
-    if not path.exists() or _same_file(path, Path(primary.path)):
+    if not path.exists() or _same_file(path, primary.path):
         return None
     settings = dataclasses.replace(primary.settings, db=path)
     other = Memory(path, settings=settings, pm=primary.pm, create=False, readonly=True, upgrade=primary._upgrade)

@@ -117,6 +117,11 @@ class SQLiteStore(EntriesMixin, FullTextMixin, VectorsMixin, QueueMixin, AdminMi
         except apsw.Error as exc:
             raise store_error(exc, self.path) from exc
 
+    def _insert_id(self, sql: str, bindings: Sequence[Any]) -> int:
+        """Run an ``INSERT`` and return the new row's id (the shared mixins' way to get it)."""
+        self.execute(sql, bindings)
+        return int(self.conn.last_insert_rowid())
+
     def load_vec(self) -> None:
         """Load sqlite-vec into this connection (once)."""
         if self._vec_loaded:
@@ -154,24 +159,6 @@ class SQLiteStore(EntriesMixin, FullTextMixin, VectorsMixin, QueueMixin, AdminMi
 
     def schema_version(self) -> int:
         return int(self.execute("PRAGMA user_version")[0][0])
-
-    # -- settings --------------------------------------------------------------------------
-
-    def get_setting(self, key: str, default: str | None = None) -> str | None:
-        rows = self.execute("SELECT value FROM settings WHERE key = ?", (key,))
-        return str(rows[0][0]) if rows else default
-
-    def set_setting(self, key: str, value: str) -> None:
-        with self.transaction():
-            self.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-    def settings(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self.execute("SELECT key, value FROM settings")}
-
 
 def _create_atomically(path: Path, timeout: float) -> None:
     """Create a fully migrated store at ``path`` unless one appears there first.

@@ -43,11 +43,24 @@ class AdminMixin:
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
         def transaction(self) -> AbstractContextManager[None]: ...
         def load_vec(self) -> None: ...
-        def get_setting(self, key: str, default: str | None = None) -> str | None: ...
-        def set_setting(self, key: str, value: str) -> None: ...
         def get_entry(self, entry_id: int) -> Entry | None: ...
 
     # -- named settings ------------------------------------------------------------------------
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        rows = self.execute("SELECT value FROM settings WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else default
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def settings(self) -> dict[str, str]:
+        return {str(k): str(v) for k, v in self.execute("SELECT key, value FROM settings")}
 
     def embedder_name(self) -> str | None:
         return self.get_setting(EMBEDDER_KEY)

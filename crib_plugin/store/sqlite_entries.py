@@ -16,7 +16,7 @@ from ..core.records import Entry
 from . import cjk
 from .records import thread_of
 from .sqlite_open import store_error
-from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, content_hash, row_to_entry
+from .sqlite_rows import CONTEXT_CHARS, ENTRY_COLUMNS, ENTRY_ROW, content_hash, row_to_entry
 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
@@ -55,12 +55,27 @@ class EntriesMixin:
         )
         entry_id = int(self.conn.last_insert_rowid())
         cjk.index_entry(self, entry_id, content)  # CJK grams; the row goes with the entry (trigger)
-        if thread is not None:
-            previous = self.thread_neighbours(thread, entry_id)[0]
-            self.refresh_context(entry_id)
-            if previous is not None:
-                self.refresh_context(previous)
+        self._join_thread(thread, entry_id)
         return entry_id
+
+    def _join_thread(self, thread: str | None, entry_id: int) -> None:
+        """A new entry's thread context, and its text in the context of the entry before it."""
+        if thread is None:
+            return
+        previous = self.thread_neighbours(thread, entry_id)[0]
+        self.refresh_context(entry_id)
+        if previous is not None:
+            self.refresh_context(previous)
+
+    def copy_entry_row(self, row: Sequence[Any]) -> None:
+        """Insert an entry exactly as another store holds it (:data:`ENTRY_ROW`, id and context
+        included) and index it (``crib migrate``; :mod:`.transfer`). Inside a transaction."""
+        self._forget_reads()
+        self.execute(f"INSERT INTO entries({ENTRY_ROW}) VALUES ({','.join('?' * len(row))})", list(row))
+        cjk.index_entry(self, int(row[0]), str(row[2]))
+
+    def after_copy(self) -> None:
+        """Nothing to do once a copy is complete: AUTOINCREMENT already follows the ids copied."""
 
     def last_in_thread(self, thread: str) -> Entry | None:
         """The most recently written entry of a thread (the one a new entry follows)."""
@@ -162,21 +177,27 @@ class EntriesMixin:
         return [row_to_entry(r) for r in rows]
 
     def delete_entry(self, entry_id: int) -> bool:
-        """Delete an entry and its vectors and queue rows. Call inside a transaction."""
-        if not self.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)):
+        """Delete an entry and its vectors and queue rows, and refresh its thread neighbours'
+        context. Call inside a transaction."""
+        rows = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))
+        if not rows:
             return False
         self._forget_reads()
-        for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
-            self.load_vec()
-            self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
-        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
-        thread = self.execute("SELECT thread FROM entries WHERE id = ?", (entry_id,))[0][0]
+        self._delete_dependents(entry_id)
+        thread = rows[0][0]
         neighbours = self.thread_neighbours(str(thread), entry_id) if thread is not None else (None, None)
         self.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
         for neighbour in neighbours:
             if neighbour is not None:
                 self.refresh_context(neighbour)
         return True
+
+    def _delete_dependents(self, entry_id: int) -> None:
+        """The entry's rows in the vec0 tables and the queue (no foreign key reaches a virtual table)."""
+        for (table,) in self.execute("SELECT table_name FROM vector_spaces"):
+            self.load_vec()
+            self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+        self.execute("DELETE FROM pending_embeddings WHERE entry_id = ?", (entry_id,))
 
     # -- supersession (migration 4) ---------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """SQLite statements for the facts tables: entities, their words, relations and their sources.
 
-A mixin of :class:`~crib_plugin.store.sqlite.SQLiteStore`. ``crib_plugin.facts`` decides *what*
+A mixin of both backends (:class:`~crib_plugin.store.sqlite.SQLiteStore` and
+:class:`~crib_plugin.store.postgres.PostgresStore`): its statements are written in the SQL both
+dialects share, with ``?`` placeholders and ``ON CONFLICT DO NOTHING``; the store class supplies
+``execute`` and ``_insert_id``. ``crib_plugin.facts`` decides *what*
 to record (normalisation, consolidation rules, matching and scoring); this module only reads and
 writes rows, through the named methods of :class:`~crib_plugin.store.base.Store`, so a PostgreSQL
 backend can provide the same primitives.
@@ -12,15 +15,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover  (the row classes load when first read, not with every store)
-    import apsw
-
     from .records import FactRow, RelationRow
 
 FACT_SELECT = (
     "SELECT r.id, s.display_name, r.predicate, o.display_name, r.valid_from, r.valid_until "
     "FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id "
 )
-BY_SUBJECT = "s.display_name COLLATE NOCASE, r.predicate, r.valid_from, r.id"
+BY_SUBJECT = "lower(s.display_name), r.predicate, r.valid_from, r.id"  # lower(): NOCASE in both dialects
 CHUNK = 500  # ids bound per statement (SQLite's default limit on variables is far above it)
 
 
@@ -37,10 +38,10 @@ def _marks(items: Sequence[Any]) -> str:
 class FactsMixin:
     """Facts rows for :class:`SQLiteStore` (see the module docstring)."""
 
-    if TYPE_CHECKING:  # provided by SQLiteStore
-        conn: apsw.Connection
+    if TYPE_CHECKING:  # provided by the store class
 
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
+        def _insert_id(self, sql: str, bindings: Sequence[Any]) -> int: ...
 
     # -- entities ------------------------------------------------------------------------------
 
@@ -49,13 +50,12 @@ class FactsMixin:
         return int(rows[0][0]) if rows else None
 
     def insert_entity(self, name: str, display_name: str, kind: str, terms: Sequence[str], created_at: str) -> int:
-        self.execute(
+        entity_id = self._insert_id(
             "INSERT INTO entities(name, display_name, type, n_terms, created_at) VALUES (?, ?, ?, ?, ?)",
             (name, display_name, kind, len(terms), created_at),
         )
-        entity_id = int(self.conn.last_insert_rowid())
         for term in terms:
-            self.execute("INSERT OR IGNORE INTO entity_terms(term, entity_id) VALUES (?, ?)", (term, entity_id))
+            self.execute("INSERT INTO entity_terms(term, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (term, entity_id))
         return entity_id
 
     def entity_in_use(self, entity_id: int) -> bool:
@@ -107,7 +107,7 @@ class FactsMixin:
 
     def add_predicate_terms(self, predicate: str, terms: Iterable[str]) -> None:
         for term in terms:
-            self.execute("INSERT OR IGNORE INTO predicate_terms(term, predicate) VALUES (?, ?)", (term, predicate))
+            self.execute("INSERT INTO predicate_terms(term, predicate) VALUES (?, ?) ON CONFLICT DO NOTHING", (term, predicate))
 
     def predicates_with_terms(self, terms: Sequence[str]) -> list[str]:
         return [str(r[0]) for r in self.execute(f"SELECT DISTINCT predicate FROM predicate_terms WHERE term IN ({_marks(terms)})", list(terms))]
@@ -118,12 +118,11 @@ class FactsMixin:
         self, subject_id: int, predicate: str, object_id: int, valid_from: str,
         valid_until: str | None, superseded_by: int | None, created_at: str,
     ) -> int:
-        self.execute(
+        return self._insert_id(
             "INSERT INTO relations(subject_id, predicate, object_id, valid_from, valid_until, superseded_by, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (subject_id, predicate, object_id, valid_from, valid_until, superseded_by, created_at),
         )
-        return int(self.conn.last_insert_rowid())
 
     def current_relations(self, subject_id: int, predicate: str, object_id: int | None = None) -> list[tuple[int, int, str]]:
         sql = "SELECT id, object_id, valid_from FROM relations WHERE subject_id = ? AND predicate = ? AND valid_until IS NULL"
@@ -185,7 +184,7 @@ class FactsMixin:
 
     def add_relation_source(self, relation_id: int, entry_id: int, created_at: str) -> None:
         self.execute(
-            "INSERT OR IGNORE INTO relation_sources(relation_id, entry_id, created_at) VALUES (?, ?, ?)",
+            "INSERT INTO relation_sources(relation_id, entry_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             (relation_id, entry_id, created_at),
         )
 

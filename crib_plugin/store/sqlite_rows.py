@@ -25,6 +25,8 @@ EXTRACT_QUEUE = "extract"
 
 
 ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
+# An entry row as ``crib migrate`` copies it: every stored column but the indexes built from them.
+ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, context, superseded_by"
 
 
 def content_hash(content: str) -> str:

@@ -63,6 +63,15 @@ class VectorsMixin:
         """Store one float32 vector for an entry (replacing any). Call inside a transaction."""
         self.load_vec()
         self._forget_reads()  # never serve a blob read before this write
+        top = self.execute(f"SELECT max(rowid) FROM {table}_rowids")[0][0]
+        if top is not None and int(entry_id) <= int(top):
+            # A replaced vector, or one below the highest id: the side index's tail cannot see
+            # it, so its generation moves on and an older index is never used (vector_index).
+            self.execute(
+                "INSERT INTO settings(key, value) VALUES (?, '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                (f"vector_generation:{table}",),
+            )
         self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
         self.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (entry_id, vector))
 
@@ -72,7 +81,28 @@ class VectorsMixin:
         self.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
 
     def vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest entries by cosine distance (0 = same direction, 2 = opposite)."""
+        """The ``k`` nearest entries by cosine distance (0 = same direction, 2 = opposite).
+
+        On a big store through the side index beside the database when it is current
+        (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
+        from . import vector_index
+
+        return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+
+    def refresh_vector_index(self, table: str) -> str:
+        """After a committed write: bring the side index of ``table`` up to date (append its tail,
+        or rebuild it when missing or stale on a big store). Never fails the write: a problem
+        leaves the index as it is, and searches use the exact scan while it is not current."""
+        from ..core.errors import CribError
+        from . import vector_index_build
+
+        try:
+            return vector_index_build.refresh(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+        except (CribError, OSError, ValueError):
+            return "failed"
+
+    def exact_vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec's exact k-NN: a brute-force float32 scan of the whole space."""
         self.load_vec()
         rows = self.execute(
             f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
@@ -132,11 +162,26 @@ class VectorsMixin:
         self.load_vec()
         ahead_table, ahead = self._vectors_ahead
         self._vectors_ahead = ("", {})
+        wanted = sorted(set(int(i) for i in ids))
+        blobs: dict[int, bytes] = {i: ahead[i] for i in wanted if ahead_table == table and i in ahead}
+        wanted = [i for i in wanted if i not in blobs]
+        if wanted and len(wanted) > 4:
+            # A point read from vec0 costs its whole 1024-vector chunk: on a big store the side
+            # index's copy is read instead when it is current (vector_index.read_vectors).
+            from . import vector_index
+
+            indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+            if indexed:
+                blobs.update(indexed)
+                wanted = [i for i in wanted if i not in indexed]
+        blobs.update(self.point_vectors(table, wanted))
+        return blobs
+
+    def point_vectors(self, table: str, ids: Sequence[int]) -> dict[int, bytes]:
+        """The stored blobs of ``ids`` read from sqlite-vec, one point lookup per id."""
+        self.load_vec()
         blobs: dict[int, bytes] = {}
         for entry_id in sorted(set(int(i) for i in ids)):
-            if ahead_table == table and entry_id in ahead:
-                blobs[entry_id] = ahead[entry_id]
-                continue
             rows = self.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (entry_id,))
             if rows and rows[0][0] is not None:
                 blobs[entry_id] = rows[0][0]

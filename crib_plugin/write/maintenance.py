@@ -45,6 +45,9 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
         store.set_embedder_name(model.name)
         store.clear_embedded_pending(table)
         store.record_audit("reindex", None, {"embedder": key, "embedded": done, "facts_extracted": extracted})
+    refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
+    for space_table, _dim in store.vector_spaces().values() if refresh is not None else ():
+        refresh(space_table)
     return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
 

@@ -12,6 +12,7 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from ..core.cues import CUE_BY_KEY, CUE_KEY
@@ -30,8 +31,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def record_audit(store: Store, action: str, entry_id: int | None = None, **detail: Any) -> None:
-    """Append one audit row (``detail`` is JSON; callers must not put memory text in it)."""
-    store.record_audit(action, entry_id, detail)
+    """Append one audit row (``detail`` is JSON; callers must not put memory text in it), naming
+    who made the change (:func:`crib_plugin.authorship.author`)."""
+    from ..core.authorship import author
+
+    store.record_audit(action, entry_id, {**detail, **author()})
 
 
 def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:
@@ -145,7 +149,7 @@ def stats(memory: "Memory") -> dict[str, Any]:
     path = memory.path
     return {
         "path": str(path),
-        "size_bytes": path.stat().st_size if path.exists() else 0,
+        "size_bytes": path.stat().st_size if isinstance(path, Path) and path.exists() else 0,  # 0 on a server
         "schema": store.schema_version(),
         "entries": counts.entries,
         "by_type": counts.by_type,

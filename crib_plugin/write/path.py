@@ -268,6 +268,10 @@ def _write_batch(
                 reports[index].notes.append(cue_note)
         if vectors and store.embedder_name() is None:
             store.set_embedder_name(space)
+    refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
+    for written in (table, cue_table):
+        if refresh is not None and written:
+            refresh(written)
 
 
 def cue_space(store: Any, key: str | None, cue_vectors: Sequence[Any] | None) -> str | None:

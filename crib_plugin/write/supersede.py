@@ -60,6 +60,9 @@ RESTATES_COSINE = 0.62
 """Cosine (MiniLM) at which a new decision/correction restates an older entry's subject. On the
 coding evaluation's memories (all 13 labelled supersede chains, 58 other decisions): 12 of 13
 chains found, 3 false links."""
+COMMON_DOCS = 2_000
+"""A word held by more entries than this is left out of the supersession search
+(:func:`crib_plugin.text.common_terms.uncommon_expression`)."""
 RESTATES_WORDS = 4
 """...and the content words they must share (a project name alone is not a subject)."""
 
@@ -72,11 +75,11 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
-    from ..text.terms import fts_expression
+    from ..text.common_terms import uncommon_expression
 
     near: set[int] = set()
     for text in texts:
-        expression = fts_expression(text.strip())
+        expression = uncommon_expression(store, text.strip(), COMMON_DOCS)
         near.update(i for i, _score in (store.fts_search(expression, CANDIDATES) if expression else ()) if i != entry_id)
     return [e for e in store.get_entries(sorted(near)).values() if e.created_at <= created_at]
 

@@ -37,8 +37,11 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
+    from ...core.errors import StoreMissing
     from ...core.faillog import log_failure
 
+    if isinstance(exc, StoreMissing):  # a server store nobody wrote to yet, like a missing file: not a failure
+        return
     log_failure(f"hook {event}", exc)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from ...core.errors import CribError
-from . import admin, data, hooks, transfer
+from . import admin, data, hooks, migrate, transfer
 from .common import CribGroup
 from .manage import register as _register_manage
 from .registered import REGISTERED_COMMANDS  # noqa: F401 - the names tests and plugins know
@@ -32,7 +32,7 @@ def cli() -> None:
 
 
 
-for _module in (data, transfer, admin, hooks):
+for _module in (data, transfer, admin, hooks, migrate):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 _register_manage(cli)  # where, list, show, stats, forget, correct, log

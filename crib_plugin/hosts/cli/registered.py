@@ -44,9 +44,10 @@ def calibrate(dry_run: bool, reset: bool) -> None:
 @click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
 @click.option("--cue-model", default=None, help="coding: let this Ollama model write every memory's recall cue instead (CRIB_CUE_MODEL).")
 @click.option("--judge-model", default=None, help="Let this Ollama model pick each block from the best candidates (CRIB_JUDGE_MODEL).")
+@click.option("--db-url", default=None, help="LoCoMo: score copies of the stores on this PostgreSQL server (one database per conversation; the role needs CREATEDB).")
 @now_option
 def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
-          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None, judge_model: str | None) -> None:
+          json_out: Path | None, offenders: int, cues: bool, cue_model: str | None, judge_model: str | None, db_url: str | None) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
@@ -64,6 +65,10 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
         convs = locomo.load(path)[:conversations]
         progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
         stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
+        if db_url:
+            from crib_eval.on_server import stores_on_server
+
+            stores = stores_on_server(stores, db_url, progress=progress)  # type: ignore[assignment]
         locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
         click.echo(locomo_report.table())
 

@@ -26,8 +26,12 @@ def register_types(register: Callable[[Any], None]) -> None:
 @hookimpl(trylast=True)
 def on_prompt(prompt: str, session: Any) -> str | None:
     """crib's retrieval, as every host gets it (``crib retrieve``, the prompt hook, agent loops)."""
+    from ...core.errors import StoreMissing
+
     try:
         block = _retrieve_block(prompt, session)
+    except StoreMissing:  # a server store nobody has written to yet: nothing to recall, as for a missing file
+        return None
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
         import logging
 

@@ -84,7 +84,9 @@ class FullTextChannel:
         found = terms(query.text)
         parts: list[Scored] = []
         if query.fts_expression:
-            words = store.fts_search(query.fts_expression, limit)
+            from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
+
+            words = store.fts_search(retrieval_expression(store, query.text, query.fts_expression), limit)
             if words:
                 phrases, literals = boost_expression(found), literal_expression(found)
                 words = boosted(

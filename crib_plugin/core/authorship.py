@@ -1,0 +1,59 @@
+"""Who wrote a change: the user, the machine, the kind of agent, its session and the project.
+
+Every audit row (``crib log``) carries these, so on a store a team shares — one PostgreSQL database
+for several developers' agents, CI bots and a reviewer, on several machines — each memory's
+``write`` row says who stored it, from which project, and ``crib log`` / ``crib show`` show it.
+The audit log is the place (not the entry's metadata): metadata takes part in duplicate detection
+and is the memory's own data, exported and imported with it; the audit row is the record of the
+act, kept even after a forget. Both backends carry it without a schema change.
+
+A leaf: reads only the process (user, host name, environment), never a store.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from functools import lru_cache
+from pathlib import Path
+
+AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
+SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is one agent session
+
+
+@lru_cache(maxsize=1)
+def _user_and_machine() -> tuple[str, str]:
+    try:
+        import getpass
+
+        user = getpass.getuser()
+    except Exception:  # no login name (a container without /etc/passwd entry)
+        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+    return user, socket.gethostname() or "unknown"
+
+
+def agent() -> str:
+    """``mcp`` (the MCP server), ``claude-code`` (a command Claude Code runs: it sets
+    ``CLAUDECODE``), ``ci`` (``CI`` set), else ``cli`` — a person or a script."""
+    if AGENT:
+        return AGENT
+    if os.environ.get("CLAUDECODE"):
+        return "claude-code"
+    if os.environ.get("CI"):
+        return "ci"
+    return "cli"
+
+
+def project(cwd: Path | None = None) -> str:
+    """The repository (its folder's name) the change was made from, else the current folder's name."""
+    from .repo import repo_root
+
+    root = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
+    return root.name
+
+
+def author() -> dict[str, str]:
+    """The audit detail fields naming who made a change (``by``, ``agent``, ``session``, ``project``)."""
+    user, machine = _user_and_machine()
+    return {"by": f"{user}@{machine}", "agent": agent(), "session": SESSION, "project": project()}

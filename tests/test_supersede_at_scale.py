@@ -1,0 +1,59 @@
+"""Supersession on a crowded store finds the same predecessor as on a small one.
+
+On a big store the write path no longer ranks the whole store for a new entry's every word: words
+held by more than ``COMMON_DOCS`` entries are left out of its full-text search
+(:func:`crib_plugin.supersede.uncommon_expression`), and its vector search goes through the side
+index (:mod:`crib_plugin.store.vector_index`). Here both thresholds are lowered and the store is
+padded with older look-alike notes that share the cases' common words, and the cases of
+``tests/test_supersede.py`` must still link the same entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+import test_supersede as cases
+
+from crib_plugin.memory import NewEntry
+from crib_plugin.store import vector_index
+from crib_plugin.text.common_terms import RAREST_KEPT, uncommon_expression
+from crib_plugin.write import supersede
+
+FILLER = (
+    "Note {n}: the CI job builds the web app, runs the msrv check and the build step, "
+    "and the user reads the shell output of the job in the CI log ({n})."
+)
+
+
+def _crowd(memory: Any, count: int = 60) -> None:
+    memory.write_many([NewEntry(FILLER.format(n=n), "note", created_at=f"2025-12-{1 + n % 28:02d}T09:00:00Z")
+                       for n in range(count)], extract=False)
+
+
+@pytest.mark.parametrize("case", [
+    cases.test_a_decision_naming_the_old_value_supersedes_the_decision_not_the_error,
+    cases.test_an_error_is_superseded_only_by_an_entry_naming_its_fix,
+    cases.test_a_preference_that_changes_supersedes_the_old_one,
+    cases.test_a_look_alike_does_not_take_over_a_chain,
+], ids=lambda f: f.__name__[5:40])
+def test_same_predecessor_in_a_crowded_store(memory: Any, monkeypatch: pytest.MonkeyPatch, case: Callable[[Any], None]) -> None:
+    monkeypatch.setattr(supersede, "COMMON_DOCS", 20)
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 20)
+    _crowd(memory)
+    case(memory)
+    table = memory.store.vector_space(memory.embedder_key())[0]
+    assert vector_index.usable_index(memory.store, table, 384) is not None  # the index was in use
+
+
+def test_common_words_leave_the_supersession_search(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(supersede, "COMMON_DOCS", 20)
+    text = "MSRV raised from 1.74 to 1.80 so the CI job runs LazyLock"
+    small = uncommon_expression(memory.store, text, supersede.COMMON_DOCS)
+    assert "\"job\"" in small and "\"lazylock\"" in small  # a small store: every word searched
+    _crowd(memory)
+    crowded = uncommon_expression(memory.store, text, supersede.COMMON_DOCS)
+    assert "\"job\"" not in crowded and "\"ci\"" not in crowded
+    assert "\"lazylock\"" in crowded and "\"1 74\"" in crowded and "\"raised\"" in crowded and "\"msrv\"" not in crowded
+    only_common = uncommon_expression(memory.store, "the CI job runs the build step", supersede.COMMON_DOCS)
+    assert only_common.count(" OR ") == RAREST_KEPT - 1  # never nothing: the rarest few
