@@ -210,19 +210,33 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     import numpy as np
 
     query = np.frombuffer(vector, dtype="<f4")
-    picked = candidates(index, query, max(CANDIDATES, 4 * k, len(index.records) // PER_CANDIDATE))
-    ids = [int(i) for i in index.records["id"][picked]]
-    live = _live(store, table, ids)  # an entry deleted since the index was written drops out
-    keep = [p for p, i in zip(picked, ids) if i in live]
-    matrix = np.asarray(index.floats[np.sort(np.asarray(keep, dtype=np.int64))]) if keep else np.zeros((0, dim), "<f4")
-    have = [int(i) for i in index.records["id"][np.sort(np.asarray(keep, dtype=np.int64))]] if keep else []
+    picked = np.sort(candidates(index, query, max(CANDIDATES, 4 * k, len(index.records) // PER_CANDIDATE)))
+    matrix = np.asarray(index.floats[picked]) if len(picked) else np.zeros((0, dim), "<f4")
+    have = [int(i) for i in index.records["id"][picked]]
+    fresh: set[int] = set()  # the tail's vectors: read from the database, so alive
     if tail:
         blobs = store.point_vectors(table, tail)
         extra = [i for i in tail if i in blobs]
         if extra:
             have += extra
+            fresh.update(extra)
             matrix = np.vstack([matrix, np.frombuffer(b"".join(blobs[i] for i in extra), dtype="<f4").reshape(len(extra), dim)])
-    return nearest_of(query, have, matrix, k)
+    return _nearest_alive(store, table, nearest_of(query, have, matrix, len(have)), fresh, k)
+
+
+def _nearest_alive(store: "SQLiteStore", table: str, ranked: list[tuple[int, float]], alive: set[int], k: int) -> list[tuple[int, float]]:
+    """The first ``k`` of ``ranked`` whose entry still has a vector (one deleted since the index
+    was written drops out). Checked a few at a time from the nearest, not all candidates at once:
+    2,500 lookups cost ≈ 30-80 ms at 10⁶, and deletions are rare."""
+    out: list[tuple[int, float]] = []
+    step = max(2 * k, 16)
+    for start in range(0, len(ranked), step):
+        chunk = ranked[start:start + step]
+        live = alive | _live(store, table, [i for i, _d in chunk if i not in alive])
+        out += [(i, d) for i, d in chunk if i in live][: k - len(out)]
+        if len(out) >= k:
+            break
+    return out
 
 
 def _live(store: "SQLiteStore", table: str, ids: Sequence[int]) -> set[int]:
