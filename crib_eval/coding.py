@@ -89,6 +89,8 @@ def run_prompt(memory: Any, prompt: CodingPrompt, ids: dict[str, int], data: Cod
     injection = inject(memory, prompt.prompt, "coding")
     outcome = Outcome(prompt, seconds=time.perf_counter() - started)
     outcome.injected = [key_of.get(i, f"#{i}") for i in injection.entry_ids]
+    outcome.pointers = [key_of.get(i, f"#{i}") for i in injection.pointer_ids]
+    outcome.block_chars = injection.block_chars
     outcome.contents = list(injection.contents)
     outcome.facts = list(injection.facts)
     retrieval = getattr(memory, "last_retrieval", None)

@@ -29,6 +29,23 @@ class Outcome:
     ranked: dict[str, list[str]] = field(default_factory=dict)  # "fused" and each channel → keys, best first
     seconds: float = 0.0
     in_session: bool = False  # a relevant memory is among the standing ones SessionStart re-injects
+    pointers: list[str] = field(default_factory=list)  # keys given as one-line pointers below the entries
+    block_chars: int = 0  # the rendered block's length ("" → 0)
+
+    @property
+    def silent(self) -> bool:
+        """Nothing at all in the block: no entry, no pointer, no fact."""
+        return not self.injected and not self.pointers and self.block_chars == 0
+
+    @property
+    def tokens(self) -> float:
+        """The block's size in tokens, counted as characters / :data:`CHARS_PER_TOKEN`."""
+        return self.block_chars / CHARS_PER_TOKEN
+
+
+CHARS_PER_TOKEN = 4
+"""How block tokens are counted in the evaluations: characters / 4 (the usual estimate for English
+text with BPE tokenizers), the same for every prompt and run, with no tokenizer to load."""
 
 
 def hit(relevant: Sequence[str], injected: Sequence[str]) -> bool:
@@ -88,6 +105,10 @@ class Summary:
     silence_on: float | None
     silence_off: float | None
     stale_alone: int
+    hit_pointers: float | None  # a relevant memory among the entries or the pointers
+    silence_all: float | None  # no-answer prompts given nothing at all (no entry, no pointer, no fact)
+    mean_pointers: float
+    tokens_mean: float  # the block's size, characters / CHARS_PER_TOKEN
     mean_injected: float
     mean_injected_when_any: float | None
     search_hit1: float | None
@@ -122,6 +143,10 @@ def summarise(outcomes: Sequence[Outcome], current_of: dict[str, str]) -> Summar
         silence_on=_pct([not o.injected for o in silent if o.prompt.domain == "on"]),
         silence_off=_pct([not o.injected for o in silent if o.prompt.domain == "off"]),
         stale_alone=sum(bool(stale_alone(o.injected, current_of, o.marked)) for o in outcomes),
+        hit_pointers=_pct([hit(o.prompt.relevant, [*o.injected, *o.pointers]) for o in answerable]),
+        silence_all=_pct([o.silent for o in silent]),
+        mean_pointers=statistics.fmean([len(o.pointers) for o in outcomes]) if outcomes else 0.0,
+        tokens_mean=statistics.fmean([o.tokens for o in outcomes]) if outcomes else 0.0,
         mean_injected=statistics.fmean([len(o.injected) for o in outcomes]) if outcomes else 0.0,
         mean_injected_when_any=statistics.fmean([len(o.injected) for o in shown]) if shown else None,
         search_hit1=_pct([hit_at(o.ranked.get("fused", []), o.prompt.relevant, 1) for o in answerable]),

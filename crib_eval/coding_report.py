@@ -14,6 +14,7 @@ from .coding_data import (
     CodingSet,
 )
 from .coding_metrics import (
+    CHARS_PER_TOKEN,
     Outcome,
     Summary,
     hit,
@@ -46,9 +47,9 @@ class CodingReport:
             (f"Coding-agent evaluation: {len(self.data.memories)} memories, {len(self.outcomes)} prompts "
             f"(split: {self.split}), now = {self.data.now}, {self.seconds:.0f}s"),
             "",
-            ("| kind | n | hit % | recall % | precision % | silence % | stale alone | injected (mean / when any) "
-            "| search hit@1 | hit@5 | latency ms mean / p90 |"),
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            ("| kind | n | hit % | hit ∪ pointers % | recall % | precision % | silence % | silence (nothing) % | stale alone "
+            "| injected (mean / when any) | pointers | tokens | search hit@1 | hit@5 | latency ms mean / p90 |"),
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         present = [k for k in KINDS if any(o.prompt.kind == k for o in self.outcomes)]
         rows: list[tuple[str, Summary]] = [(k, self.summary(kind=k)) for k in present]
@@ -58,15 +59,19 @@ class CodingReport:
         rows.append(("**all**", self.summary()))
         for name, s in rows:
             lines.append(
-                f"| {name} | {s.n} | {f(s.hit)} | {f(s.recall)} | {f(s.precision)} | {f(s.silence)} | {s.stale_alone} "
-                f"| {s.mean_injected:.1f} / {f(s.mean_injected_when_any)} | {f(s.search_hit1)} | {f(s.search_hit5)} "
+                f"| {name} | {s.n} | {f(s.hit)} | {f(s.hit_pointers)} | {f(s.recall)} | {f(s.precision)} | {f(s.silence)} "
+                f"| {f(s.silence_all)} | {s.stale_alone} | {s.mean_injected:.1f} / {f(s.mean_injected_when_any)} "
+                f"| {s.mean_pointers:.1f} | {s.tokens_mean:.0f} | {f(s.search_hit1)} | {f(s.search_hit5)} "
                 f"| {s.latency_mean_ms:.0f} / {s.latency_p90_ms:.0f} |"
             )
         total = self.summary()
         lines += [
             "",
+            ("hit: a relevant memory among the full entries; hit ∪ pointers: among the entries or the one-line "
+             "pointers; precision: of the full entries; silence: no entry; silence (nothing): no entry, pointer or "
+             f"fact; tokens: the rendered block's characters / {CHARS_PER_TOKEN}, 0 when silent."),
             (f"Silence on no-answer prompts: {f(total.silence)}% (on-domain {f(total.silence_on)}%, "
-            f"off-domain {f(total.silence_off)}%)."),
+            f"off-domain {f(total.silence_off)}%); nothing at all: {f(total.silence_all)}%."),
             (f"Facts in the block: {total.facts_mean:.2f} per prompt, {total.facts_relevant_mean:.2f} of them bearing on "
             "a relevant memory."),
             self.session_line(),
@@ -134,7 +139,7 @@ class CodingReport:
                 {
                     "id": o.prompt.id, "prompt": o.prompt.prompt, "kind": o.prompt.kind, "split": o.prompt.split,
                     "relevant": list(o.prompt.relevant), "acceptable": list(o.prompt.acceptable),
-                    "injected": o.injected, "facts": o.facts, "facts_relevant": o.facts_relevant,
+                    "injected": o.injected, "pointers": o.pointers, "tokens": o.tokens, "facts": o.facts, "facts_relevant": o.facts_relevant,
                     "ranked": o.ranked, "ms": round(o.seconds * 1000, 1),
                     "hit": hit(o.prompt.relevant, o.injected),
                     "precision": precision(o.prompt.relevant, o.prompt.acceptable, o.injected),

@@ -215,7 +215,7 @@ class Report:
             row = [self.by_category.get((name, c), Scores()).mean("R@10") for c in cats]
             lines.append(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
         if self.blocks:
-            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean entries | entries when injected | injected % |", "|---|---|---|---|---|"]
+            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean items (entries, + pointers) | items when injected | injected % |", "|---|---|---|---|---|"]
             for name, rows in self.blocks.items():
                 recall = 100 * sum(r for r, _ in rows) / len(rows)
                 sizes = [n for _, n in rows]
@@ -268,6 +268,8 @@ def evaluate(
                     for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
                         block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
                         report.add_block(name, ranked_ids(block.hits), question)
+                        if per_entry:  # the same block with its one-line pointers (crib_plugin.read.pointers)
+                            report.add_block("per-entry cut ∪ pointers", ranked_ids(block.hits) + ranked_ids(block.pointers), question)
                 report.questions += 1
         if progress:
             progress(f"{conv.sample_id}: {report.questions} questions so far")

@@ -32,18 +32,22 @@ class Injection:
     contents: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     fts_matched: bool | None = None  # the word/trigram index returned something before floors; None: fts did not run
+    pointer_ids: list[int] = field(default_factory=list)  # entries given as one-line pointers (crib_plugin.read.pointers)
 
     @property
     def injected(self) -> bool:
         return self.block_chars > 0
 
     def channel_counts(self) -> Counter[str]:
-        """Kept hits per channel (a hit two channels found counts for both), plus ``triples``: fact rows rendered."""
+        """Kept hits per channel (a hit two channels found counts for both), plus ``triples``: fact rows rendered,
+        and ``pointers``: one-line pointers (:mod:`crib_plugin.read.pointers`)."""
         counts: Counter[str] = Counter()
         for names in self.hit_channels:
             counts.update(names)
         if self.facts:
             counts["triples"] += len(self.facts)
+        if self.pointer_ids:
+            counts["pointers"] += len(self.pointer_ids)
         return counts
 
     def to_json(self) -> dict[str, Any]:
@@ -81,4 +85,5 @@ def inject(memory: Any, prompt: str, store: str, *, channels: Sequence[str] | No
         result.contents.append(hit.entry.content)
     for fact in retrieval.facts:
         result.facts.append(f"{fact.subject} → {fact.predicate} → {fact.object}")
+    result.pointer_ids = [h.entry.id for h in retrieval.pointers]
     return result

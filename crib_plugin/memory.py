@@ -321,9 +321,10 @@ class Memory:
         max_items: int = DEFAULT_MAX_ITEMS,
         exclude: Iterable[int] = (),
         per_entry: bool = True,
+        pointed: Iterable[int] = (),
     ) -> Retrieval:
-        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.selection.select`)."""
-        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry)
+        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.read.selection.select`)."""
+        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
         """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
@@ -333,13 +334,8 @@ class Memory:
             ran = [c.channel for c in retrieval.channels if c.ran]
             skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
             block = render_block(
-                [h.entry for h in retrieval.hits],
-                retrieval.facts,
-                template=template,
-                user_dir=self.settings.templates,
-                channels=ran,
-                skipped=skipped,
-                types=self.registry.types,
+                [h.entry for h in retrieval.hits], retrieval.facts, template=template, user_dir=self.settings.templates,
+                channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
             from .output.retrieval_log import log_retrieval

@@ -303,3 +303,21 @@ def test_the_session_context_figure_counts_what_session_start_reinjects(subset: 
         assert o.in_session == bool(standing & set(o.prompt.relevant))
     assert any(o.in_session for o in report.outcomes)  # the subset's decisions are standing
     assert "In a Claude Code session's context" in report.table()
+
+
+def test_pointer_bar_bench_sweeps_the_pointer_limit(subset: Path, tmp_path: Path) -> None:
+    """`bench/pointer_bar.py`: with no pointers allowed, hit ∪ pointers is the entries' hit and no
+    block holds a pointer; with five, pointers appear (the module's values are restored after)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "pointer_bar.py"
+    result = subprocess.run([sys.executable, str(script), "--data", str(subset), "--cache", str(tmp_path / "cache"),
+                             "--split", "all", "--no-locomo", "--limit", "0", "--limit", "5"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in result.stdout.splitlines()
+            if line.startswith("| 0.20 ")]
+    none, five = rows
+    assert none[1] == "0" and none[3] == none[4] and none[7] == "0.0"
+    assert five[1] == "5" and float(five[7]) > 0 and float(five[4]) >= float(five[3])

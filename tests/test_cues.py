@@ -80,14 +80,15 @@ def test_a_task_phrased_like_the_cue_finds_the_memory(memory: Any) -> None:
 
 @pytest.mark.parametrize("with_cue", [False, True])
 def test_the_block_holds_the_memory_only_with_its_cue(memory: Any, with_cue: bool) -> None:
-    """At the block: a task that shares nothing with the memory is silent without the cue."""
+    """At the block: a task that shares nothing with the memory does not get it in full without the
+    cue (it may still be one of the block's one-line pointers, crib_plugin.read.pointers)."""
     destructive = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
     for kind, text in OTHERS:
         memory.write(text, type=kind)
     cue = "dropping a table or database; deleting cloud resources; running a destructive command"
     memory.write(destructive, type="preference", metadata={"when": cue} if with_cue else {})
-    block = memory.retrieve("drop the old usage_hourly table in staging")
-    assert ("explicit yes" in block) is with_cue
+    memory.retrieve("drop the old usage_hourly table in staging")
+    assert any("explicit yes" in h.entry.content for h in memory.last_retrieval.hits) is with_cue
 
 
 def test_a_prompt_like_the_content_still_scores_by_the_content(memory: Any) -> None:

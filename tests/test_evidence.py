@@ -47,7 +47,7 @@ def test_explain_shows_each_entry_evidence_and_the_cut(crib) -> None:
         crib("write", "--type", kind, input=text)
     result = crib("retrieve", "--explain", input="ERR_DOCKET_LEASE_7 again")
     assert "per-entry cut" in result.stderr
-    assert "relative" in result.stderr and "coverage" in result.stderr and "prior" in result.stderr
+    assert "relative" in result.stderr and "coverage" in result.stderr and "channels" in result.stderr
 
 
 def test_prompt_kind() -> None:

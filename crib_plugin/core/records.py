@@ -145,6 +145,7 @@ class Retrieval:
     notes: list[tuple[int, str]] = field(default_factory=list)  # (entry_id, why it moved): time, type, rerank
     gate: Any = None  # relevance.GateDecision once select() has applied the gate
     evidence: Any = None  # (list of evidence.Evidence, evidence.Cut) once select() has applied the per-entry cut
+    pointers: list[Hit] = field(default_factory=list)  # one-line pointers below the entries (crib_plugin.read.pointers)
 
     @property
     def search_type(self) -> str:
@@ -158,4 +159,4 @@ class Retrieval:
 
     @property
     def empty(self) -> bool:
-        return not self.hits and not self.facts
+        return not self.hits and not self.facts and not self.pointers

@@ -81,12 +81,13 @@ def select_scoped(
     max_items: int | None = None,
     channels: Sequence[str] | None = None,
     primary_scope: str = "project",
+    pointed: Iterable[int] = (),
 ) -> Retrieval:
     """:func:`~crib_plugin.read.across.select_across` over ``primary`` and, when ``primary`` is the
     project's, the global store (opened here and closed after)."""
     with global_beside(primary, primary_scope) as other:
         return select_across(primary, prompt, other=other, budget=budget, exclude=exclude, max_items=max_items,
-                             channels=channels, primary_scope=primary_scope)
+                             channels=channels, primary_scope=primary_scope, pointed=pointed)
 
 
 def recall_scopes(

@@ -19,12 +19,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def render_within(memory: MemoryLike, retrieval: Retrieval, template: str, cap: int | None) -> str:
-    """Render; with a ``cap``, drop the lowest-ranked hits (then facts) until the block fits."""
+    """Render; with a ``cap``, drop the pointers, then the lowest-ranked hits (then facts) until the block fits."""
     while True:
         block: str = memory.render(retrieval, template=template)
         if cap is None or len(block) <= cap:
             return block
-        if retrieval.hits:
+        if getattr(retrieval, "pointers", None):
+            retrieval.pointers.pop()
+        elif retrieval.hits:
             retrieval.hits.pop()
         elif retrieval.facts:
             retrieval.facts.pop()
@@ -44,13 +46,16 @@ def produce_block(
     cap: int | None = None,
     scope: str = "project",
     exclude_facts: Iterable[int] = (),
+    pointed: Iterable[int] = (),
 ) -> tuple[str, Retrieval]:
     """The rendered block for ``prompt`` (``""`` when nothing is relevant) and the selection behind it.
 
     ``exclude`` holds scope keys (:func:`~crib_plugin.read.across.scope_key`) of entries already
-    shown, ``exclude_facts`` the ids of facts already shown; ``cap`` bounds the block's length.
+    shown, ``exclude_facts`` the ids of facts already shown, ``pointed`` the scope keys of entries
+    already given as pointers (:mod:`crib_plugin.read.pointers`); ``cap`` bounds the block's length.
     """
-    retrieval = select_across(memory, prompt, other=other, budget=budget, exclude=exclude, channels=channels, primary_scope=scope)
+    retrieval = select_across(memory, prompt, other=other, budget=budget, exclude=exclude, channels=channels, primary_scope=scope,
+                              pointed=pointed)
     skip = set(exclude_facts)
     if skip:
         retrieval.facts = [f for f in retrieval.facts if f.id not in skip]

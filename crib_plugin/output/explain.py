@@ -39,6 +39,12 @@ def explain_text(retrieval: Retrieval) -> str:
         lines.extend(f"        ↳ {note}" for note in notes.pop(kept.entry.id, []))
     for fact in retrieval.facts:
         lines.append(f"    fact {fact.subject} → {fact.predicate} → {fact.object} (score {fact.score:.3f})")
+    if retrieval.pointers:
+        lines.append("pointers (one line each, below the entries):")
+        for pointer in retrieval.pointers:
+            scope = f" ({pointer.entry.scope})" if pointer.entry.scope else ""
+            lines.append(f"    entry {pointer.entry.id:<6}{scope} fused {pointer.score:.5f}  {pointer.entry.content[:70]!r}")
+            lines.extend(f"        ↳ {note}" for note in notes.pop(pointer.entry.id, []))
     if retrieval.dropped:
         lines.append("dropped:")
         for entry_id, reason in retrieval.dropped:

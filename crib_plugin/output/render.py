@@ -129,6 +129,22 @@ def _entry_view(entry: Entry) -> View:
     })
 
 
+def _pointer_view(entry: Entry) -> View:
+    """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
+    its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
+    from ..read.pointers import snippet
+    from ..text.redact import redact_for_render as safe
+    from ..text.scrub import neutralise_tags
+
+    return View({
+        "id": entry.id,
+        "type": neutralise_tags(entry.type),
+        "snippet": snippet(safe(entry.content), finish=neutralise_tags),
+        "created_at": entry.created_at,
+        "scope": entry.scope,
+    })
+
+
 def _fact_view(fact: Fact) -> View:
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
@@ -153,14 +169,16 @@ def render_block(
     channels: Sequence[str] = (),
     skipped: Sequence[str] = (),
     types: Mapping[str, Any] | None = None,
+    pointers: Sequence[Entry] = (),
 ) -> str:
-    """The block for these entries and facts, or ``""`` when there is nothing to show.
+    """The block for these entries, facts and pointers, or ``""`` when there is nothing to show.
 
     Entries are shown newest first (ties: larger id first), as the original crib did. Templates
     also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
     registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
+    ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order.
     """
-    if not entries and not facts:
+    if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
     from ..core.entry_types import as_table
@@ -170,6 +188,7 @@ def render_block(
         context_time=context_time or now_iso(),
         entries=[_entry_view(e) for e in ordered],
         facts=[_fact_view(f) for f in facts],
+        pointers=[_pointer_view(p) for p in pointers],
         channels=neutralise_tags(",".join(channels)).replace('"', "'"),
         skipped=neutralise_tags("; ".join(skipped)).replace('"', "'"),
         types=as_table(types),

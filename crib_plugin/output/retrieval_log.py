@@ -87,6 +87,7 @@ def log_record(retrieval: Retrieval, block: str) -> dict[str, Any]:
             for hit in retrieval.hits
         ],
         "facts": [fact.id for fact in retrieval.facts],
+        "pointers": [{"id": hit.entry.id, "score": round(hit.score, 6)} for hit in getattr(retrieval, "pointers", [])],
         "dropped": [{"id": entry_id, "reason": reason} for entry_id, reason in retrieval.dropped],
         "notes": [{"id": entry_id, "note": note} for entry_id, note in getattr(retrieval, "notes", [])],
         "timings_ms": {stage: round(seconds * 1000, 2) for stage, seconds in retrieval.timings.items()},

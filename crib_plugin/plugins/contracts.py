@@ -60,7 +60,7 @@ class MemoryLike(Protocol):
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval: ...  # pragma: no cover
 
     def select(self, retrieval: Retrieval, *, budget: int | None = None, max_items: int = ..., exclude: Any = ...,
-               per_entry: bool = True) -> Retrieval: ...  # pragma: no cover
+               per_entry: bool = True, pointed: Any = ...) -> Retrieval: ...  # pragma: no cover
 
     def render(self, retrieval: Retrieval, *, template: str = ...) -> str: ...  # pragma: no cover
 

@@ -33,6 +33,7 @@ class Session:
     block: str | None = None  # set by crib's on_prompt: the block it contributed
     error: BaseException | None = None  # set by crib's on_prompt when it failed open
     scope: str = "project"  # which store ``memory`` is: "project" (the global one is read beside it) or "global"
+    pointed: set[int] = field(default_factory=set)  # entries already given as pointers (scope keys, crib_plugin.read.pointers)
 
 
 @dataclass

@@ -43,6 +43,7 @@ def split_exclude(exclude: Iterable[int]) -> tuple[set[int], set[int]]:
 def tag_scope(retrieval: Retrieval, scope: str) -> None:
     """Mark every hit's entry with its scope; a global fact gets a negative id (see :func:`scope_key`)."""
     retrieval.hits = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.hits]
+    retrieval.pointers = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.pointers]
     if scope == "global":
         retrieval.facts = [dataclasses.replace(f, id=scope_key(scope, f.id)) for f in retrieval.facts]
 
@@ -57,24 +58,29 @@ def select_across(
     max_items: int | None = None,
     channels: Sequence[str] | None = None,
     primary_scope: str = "project",
+    pointed: Iterable[int] = (),
 ) -> Retrieval:
     """``primary.select(primary.recall(prompt))``, merged with ``other``'s own selection when given.
 
-    ``exclude`` holds :func:`scope_key` keys. Returns a :class:`Retrieval` whose hits' entries
+    ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.read.pointers`) hold
+    :func:`scope_key` keys of what the session was already given. Returns a :class:`Retrieval` whose hits' entries
     carry ``scope`` (left empty when only one store contributed, so the block is unchanged).
     A failing ``other`` store never breaks the primary's retrieval.
     """
     max_items = max_items or DEFAULT_MAX_ITEMS
     mine, theirs = split_exclude(exclude)
+    my_pointers, their_pointers = split_exclude(pointed)
     if primary_scope == "global":
-        mine = theirs
-    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items)
+        mine, my_pointers = theirs, their_pointers
+    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items,
+                               pointed=my_pointers)
     if other is None:
         if primary_scope == "global":
             tag_scope(retrieval, "global")
         return retrieval
     try:
-        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items)
+        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items,
+                             pointed=their_pointers)
     except Exception as exc:  # the global store must never break the project's retrieval
         log_failure("global store", exc)
         extra = Retrieval(query=retrieval.query)
@@ -95,4 +101,9 @@ def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> 
     project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
     project.facts = facts
     project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
+    from .fusion import item_cost
+    from .pointers import merge_pointers
+
+    used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)
+    project.pointers = merge_pointers(project.hits, project.pointers + other.pointers, budget, used)
     return project

@@ -26,11 +26,13 @@ def select(
     max_items: int = DEFAULT_MAX_ITEMS,
     exclude: Iterable[int] = (),
     per_entry: bool = True,
+    pointed: Iterable[int] = (),
 ) -> Retrieval:
     """Cut a retrieval to what fits the character budget (best first); record what was dropped.
 
-    ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`): the evaluation
-    uses it to measure what the cut changes.
+    ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`) and the pointers
+    below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
+    session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
     """
     from ..core.deadline import capped
     from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
@@ -39,11 +41,13 @@ def select(
     budget = budget or memory.settings.budget
     judge = configured_judge(memory, retrieval) if per_entry else None
     pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
+    fused = list(retrieval.hits)  # before the gate: where the pointers below the entries come from
+    judged = False
     decision = close_if_irrelevant(memory, retrieval)
     if decision.open and per_entry:
         cut_per_entry(memory, retrieval, decision)
     if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
-        apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
+        judged = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
     for hit in retrieval.hits:
@@ -65,6 +69,12 @@ def select(
     from ..write.supersede import attach_successors
 
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
+    if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
+        from .fusion import item_cost
+        from .pointers import choose_pointers
+
+        used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in retrieval.hits)
+        choose_pointers(memory, retrieval, fused, skip=excluded | set(pointed), budget=budget, used=used)
     return retrieval
 
 

@@ -44,7 +44,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         session = Session(
             memory, id=state.session_id, injected=set(state.entries), budget=memory.settings.budget,
             injected_facts=set(state.facts), cap=CLAUDE_CONTEXT_CAP, worker=worker, give_up_at=give_up_at,
-            scope=scope,
+            scope=scope, pointed=set(state.pointers),
         )
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
@@ -59,6 +59,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         extra = [r.strip() + "\n" for r in results if isinstance(r, str) and r.strip() and r is not session.block]
         state.entries |= {i for i in session.injected if isinstance(i, int)}
         state.facts |= {i for i in session.injected_facts if isinstance(i, int)}
+        state.pointers |= {i for i in session.pointed if isinstance(i, int)}
     context = join_within_cap([b for b in [block, *extra] if b])
     if not context:
         return None

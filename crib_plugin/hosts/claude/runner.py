@@ -136,7 +136,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
             state = result.state
             record = None if state is None or state.path is None else {
                 "path": str(state.path), "session_id": state.session_id,
-                "entries": sorted(state.entries), "facts": sorted(state.facts),
+                "entries": sorted(state.entries), "facts": sorted(state.facts), "pointers": sorted(state.pointers),
             }
             return result.output(), record
         except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
@@ -146,7 +146,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
     def commit(record: Any) -> None:
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
-                                 int_set(record.get("entries")), int_set(record.get("facts")))
+                                 int_set(record.get("entries")), int_set(record.get("facts")), int_set(record.get("pointers")))
             try:
                 HookResult(event, "", state).commit()
             except Exception as exc:  # the answer is still right; at worst it is repeated later

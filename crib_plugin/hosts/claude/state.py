@@ -61,6 +61,7 @@ class SessionState:
     session_id: str = ""
     entries: set[int] = field(default_factory=set)
     facts: set[int] = field(default_factory=set)
+    pointers: set[int] = field(default_factory=set)  # entries given as one-line pointers (crib_plugin.read.pointers)
 
     @classmethod
     def for_session(cls, db: Path, session_id: str) -> "SessionState":
@@ -77,6 +78,7 @@ class SessionState:
         if isinstance(data, dict):
             state.entries = int_set(data.get("entries"))
             state.facts = int_set(data.get("facts"))
+            state.pointers = int_set(data.get("pointers"))
         return state
 
     def reset(self) -> "SessionState":
@@ -96,6 +98,7 @@ class SessionState:
             "session_id": self.session_id,
             "entries": sorted(self.entries),
             "facts": sorted(self.facts),
+            "pointers": sorted(self.pointers),
             "updated_at": now_iso(),
         }
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=str(self.path.parent))

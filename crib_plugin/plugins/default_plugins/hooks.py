@@ -61,11 +61,13 @@ def _retrieve_block(prompt: str, session: Any) -> str:
     with global_beside(memory, scope) as other:
         block, retrieval = produce_block(memory, prompt, other=other, template=template, budget=session.budget,
                                          exclude=session.injected, cap=session.cap, scope=scope,
-                                         exclude_facts=session.injected_facts)
+                                         exclude_facts=session.injected_facts, pointed=getattr(session, "pointed", ()))
     session.retrieval = retrieval
     if block:
         session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
         session.injected_facts.update(f.id for f in retrieval.facts)
+        if isinstance(getattr(session, "pointed", None), set):
+            session.pointed.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.pointers)
     return block
 
 

@@ -9,14 +9,11 @@ one injected entry in five was relevant. Now every candidate must earn its place
   the best full-text hit), so a memory that shares one common word with the prompt is not kept;
 * **cosine** — its vector similarity to the prompt, against the embedder's gate and floor;
 * **channels** — how many channels found it (agreement of independent evidence);
-* **prior** — its type's prior for this kind of prompt: a *task* ("set up the invoice job") is
-  best served by decisions, corrections and errors, which change how it should be done; a
-  *question* weighs every type alike;
 * **window** — for a prompt that names a time ("last month"), whether it was written in it.
 
 An entry is kept when it is the best hit, or when its own evidence would have opened the gate
 (cosine ≥ gate, coverage ≥ the gate's coverage, or cosine ≥ floor with coverage ≥ the agreement
-share) *and* its prior-weighted relative score reaches :data:`RELATIVE_CUT` — or, for a time
+share) *and* its relative score reaches :data:`RELATIVE_CUT` — or, for a time
 prompt, when it lies in the named window with some evidence of its own. So the block holds as many
 entries as are relevant, often one. ``--explain`` prints each candidate's evidence and the cut.
 """
@@ -40,9 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
 
 RELATIVE_CUT = 0.45
-"""A candidate whose prior-weighted fused score is below this share of the best hit's is dropped."""
-TASK_PRIORS: dict[str, float] = {"decision": 1.0, "correction": 1.0, "error": 1.0, "note": 1.0}
-"""Type priors for task prompts (imperatives); questions use 1.0 for every type."""
+"""A candidate whose fused score is below this share of the best hit's is dropped."""
 WINDOW_COVERAGE = 0.2
 """A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
 
@@ -56,7 +51,6 @@ class Evidence:
     coverage: float
     cosine: float | None
     channels: int
-    prior: float
     in_window: bool
     distinct: str = ""  # why its cosine is distinctive (a specific shared term, above the crowd), or ""
     kept: bool = False
@@ -64,12 +58,12 @@ class Evidence:
 
     def line(self) -> str:
         cos = f"{self.cosine:.3f}" if self.cosine is not None else "-"
-        window = " in-window" if self.in_window else ""
+        window = ", in-window" if self.in_window else ""
         if self.distinct:
             cos += f" ({self.distinct})"
         return (
-            f"relative {self.relative:.2f}, coverage {self.coverage:.2f}, cosine {cos}, channels {self.channels}, "
-            f"prior {self.prior:.2f}{window} → {'kept' if self.kept else 'dropped'}: {self.reason}"
+            f"relative {self.relative:.2f}, coverage {self.coverage:.2f}, cosine {cos}, channels {self.channels}"
+            f"{window} → {'kept' if self.kept else 'dropped'}: {self.reason}"
         )
 
 
@@ -89,7 +83,7 @@ class Cut:
         gate = f"{self.gate:.2f}" if self.gate is not None else "-"
         floor = f"{self.floor:.2f}" if self.floor is not None else "-"
         return (
-            f"per-entry cut ({self.kind} prompt): relative × prior ≥ {self.relative:.2f} and own evidence "
+            f"per-entry cut ({self.kind} prompt): relative ≥ {self.relative:.2f} and own evidence "
             f"(distinctive cosine ≥ gate {gate}, or coverage ≥ {self.coverage:.2f}, or cosine ≥ floor {floor} with coverage ≥ {self.agree:.2f})"
         )
 
@@ -156,7 +150,6 @@ def judge(
             coverage=cover[index],
             cosine=cosines.get(hit.entry.id),
             channels=len(hit.channels),
-            prior=TASK_PRIORS.get(hit.entry.type, 1.0) if kind == "task" else 1.0,
             in_window=bool(window is not None and window.contains(hit.entry.created_at)),
             distinct=distinct.get(hit.entry.id, ""),
         )
@@ -209,8 +202,8 @@ def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evide
             ev.reason = "no evidence of its own (no distinctive cosine ≥ gate, coverage below cut, no agreement)"
         elif index == evidenced[0]:
             ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
-        elif ev.relative * ev.prior < cut.relative and not ev.in_window:
-            ev.reason = f"relative × prior {ev.relative * ev.prior:.2f} < {cut.relative:.2f}"
+        elif ev.relative < cut.relative and not ev.in_window:
+            ev.reason = f"relative {ev.relative:.2f} < {cut.relative:.2f}"
         else:
             ev.kept, ev.reason = True, ", ".join(own[index])
         if ev.kept:

@@ -1,0 +1,195 @@
+"""The pointer tier: one-line pointers to the memories that *may* bear on a prompt.
+
+The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the entries whose own evidence
+clears it. The right memory is often just below it — the next few search hits hold it far more
+often than the block does — and the reader of the block is a strong model that can judge a short
+hint and look further. So below the full entries the block lists, as **pointers**, the next
+candidates above a lower, "maybe" bar: id, date, type, scope and the first
+:data:`SNIPPET_CHARS` characters cut at a word boundary, under a heading that says how to read the
+rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
+
+The maybe bar has two parts, each a lower version of a rule the full tier already has:
+
+* **the prompt**: pointers are shown when the relevance gate opened (something has evidence), or
+  when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
+  crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
+  at the gate, here accepted from the floor up (the "maybe gate");
+* **the candidate**: a fused hit whose score is at least :data:`MAYBE_RELATIVE` of the reference
+  (the best full entry, else the hit that opened the maybe gate) — the per-entry cut asks
+  :data:`~crib_plugin.read.gate.evidence.RELATIVE_CUT` of it *and* evidence of its own.
+
+Both values were chosen on the coding set's dev split and LoCoMo (``bench/pointer_bar.py``); see
+``docs/pointers.md`` for the figures.
+
+Every rule of the full tier holds for pointers: a pointer is never an entry already in the block
+or already given to this session (in full or as a pointer); a superseded candidate is pointed to
+by its newest successor instead; the snippet is redacted and tag-neutralised when rendered
+(:mod:`crib_plugin.output.render`); and pointers are counted against the block's character budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from ..core.records import Hit, Retrieval
+from .gate.specific import CROWD_MARGIN
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.contracts import MemoryLike as Memory
+
+__all__ = ["MAX_POINTERS", "MAYBE_RELATIVE", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
+
+MAX_POINTERS = 5
+"""At most this many pointers in one block (a handful: each is a chance of a distraction)."""
+MAYBE_RELATIVE = 0.2
+"""A candidate's fused score must be at least this share of the reference's to be pointed to."""
+MAYBE_MARGIN = CROWD_MARGIN
+"""How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
+when no entry is shown: the margin that makes a cosine distinctive at the gate."""
+SNIPPET_CHARS = 100
+"""The first characters of a memory a pointer shows (cut back to a word boundary)."""
+POINTER_OVERHEAD = 48
+"""Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] …``)."""
+HEADING_CHARS = 80
+"""Characters of the pointer tier's heading, counted once against the budget."""
+POOL_DEPTH = 20
+"""How deep in the fused ranking pointers are looked for."""
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS, finish: Callable[[str], str] = str) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters at a word boundary (``…`` when cut).
+
+    A single word longer than ``limit`` is cut inside it rather than dropped. ``finish`` is applied
+    to the cut text before the ``…`` (the renderer neutralises memory tags there, so a tag cut in
+    half at the very end is caught as such)."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return finish(flat)
+    cut = flat[: limit + 1]
+    space = cut.rfind(" ")
+    head = cut[:space] if space > 0 else flat[:limit]
+    return finish(head.rstrip(" ,;:.-")) + "…"
+
+
+def pointer_cost(text: str) -> int:
+    """Characters one pointer takes in the rendered block."""
+    return len(snippet(text)) + POINTER_OVERHEAD
+
+
+def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
+    """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
+    from ..core.errors import CribError
+    from .channels.vectors import crowd_level
+
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    if vector is None or not vector.hits:
+        return None
+    top = max(vector.hits, key=lambda h: h.score)
+    crowd = crowd_level([h.score for h in vector.hits])
+    try:
+        floor = memory.vector_floor()
+    except CribError:
+        return None
+    if top.score < floor or crowd is None or top.score - crowd < MAYBE_MARGIN:
+        return None
+    retrieval.notes.append((0, f"pointers: the vector's top (entry {top.entry_id}, {top.score:.3f}) is above the floor "
+                               f"{floor:.2f} and {top.score - crowd:.2f} above the crowd (maybe gate)"))
+    return top.entry_id
+
+
+def choose_pointers(
+    memory: "Memory",
+    retrieval: Retrieval,
+    pool: Sequence[Hit],
+    *,
+    skip: Iterable[int] = (),
+    budget: int,
+    used: int,
+    limit: int | None = None,
+) -> None:
+    """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
+
+    ``skip``: entry ids the session was already given (in full or as pointers). ``used``: the
+    characters the block's entries and facts already take of ``budget``.
+    """
+    retrieval.pointers = []
+    limit = MAX_POINTERS if limit is None else limit
+    if limit <= 0 or not pool:
+        return
+    shown = {h.entry.id for h in retrieval.hits}
+    scores = {h.entry.id: h.score for h in pool}
+    if retrieval.hits:
+        reference = max((scores.get(h.entry.id, 0.0) for h in retrieval.hits), default=0.0) or pool[0].score
+    else:
+        opened = _maybe_gate(memory, retrieval)
+        if opened is None:
+            return
+        reference = scores.get(opened, pool[0].score)
+    bar = MAYBE_RELATIVE * reference  # module globals read per call: bench/pointer_bar.py sweeps them
+    skipped = set(skip)
+    candidates = [h for h in pool[:POOL_DEPTH] if h.score >= bar and h.entry.id not in shown and h.entry.id not in skipped]
+    room = budget - used - HEADING_CHARS
+    chosen: list[Hit] = []
+    taken = set(shown)
+    for hit in _current(memory, retrieval, candidates):
+        if len(chosen) >= limit:
+            break
+        if hit.entry.id in taken or hit.entry.id in skipped:
+            continue
+        cost = pointer_cost(hit.entry.content)
+        if cost > room:
+            retrieval.notes.append((hit.entry.id, "not pointed to: the budget is spent"))
+            continue
+        room -= cost
+        taken.add(hit.entry.id)
+        chosen.append(hit)
+        relative = hit.score / reference if reference else 0.0
+        retrieval.notes.append((hit.entry.id, f"pointer: fused score {relative:.2f} of the reference ≥ {MAYBE_RELATIVE:.2f}"))
+    retrieval.pointers = chosen
+
+
+def _current(memory: "Memory", retrieval: Retrieval, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with every superseded entry replaced by its newest successor (a pointer never leads
+    to a belief that was replaced without what replaced it)."""
+    import dataclasses
+
+    if not hits:
+        return hits
+    try:
+        replaced = memory.store.superseded([h.entry.id for h in hits])
+    except Exception:  # a store without migration 4 (a plugin store): nothing is superseded
+        return hits
+    if not replaced:
+        return hits
+    out: list[Hit] = []
+    for hit in hits:
+        if hit.entry.id not in replaced:
+            out.append(hit)
+            continue
+        newest = memory.store.successor_of(hit.entry.id) or replaced[hit.entry.id]
+        successor = memory.store.get_entry(newest)
+        if successor is None:
+            continue  # its successor is gone: neither is pointed to
+        retrieval.notes.append((newest, f"pointer in place of entry {hit.entry.id}, which it supersedes"))
+        out.append(Hit(dataclasses.replace(successor, scope=hit.entry.scope), hit.score, {}))
+    return out
+
+
+
+def merge_pointers(hits: Sequence[Hit], pointers: Sequence[Hit], budget: int, used: int, limit: int | None = None) -> list[Hit]:
+    """Two stores' pointers as one tier (their entries carry their scope): best first, none to an
+    entry shown in full, within ``limit`` and what ``used`` leaves of ``budget``."""
+    limit = MAX_POINTERS if limit is None else limit
+    shown = {(h.entry.scope, h.entry.id) for h in hits}
+    room = budget - used - HEADING_CHARS
+    out: list[Hit] = []
+    for hit in sorted(pointers, key=lambda h: -h.score):  # stable: the project's first on ties
+        key = (hit.entry.scope, hit.entry.id)
+        cost = pointer_cost(hit.entry.content)
+        if len(out) >= limit or key in shown or cost > room:
+            continue
+        shown.add(key)
+        room -= cost
+        out.append(hit)
+    return out
