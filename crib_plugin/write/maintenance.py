@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from ..core.authorship import authored
 from ..core.errors import ConfigError, InputError, ModelError
 from ..core.records import Entry
 from ..core.timeutil import normalise_iso
@@ -43,7 +44,7 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     with store.transaction():
         store.set_embedder_name(model.name)
         store.clear_embedded_pending(table)
-        store.record_audit("reindex", None, {"embedder": key, "embedded": done, "facts_extracted": extracted})
+        store.record_audit("reindex", None, authored({"embedder": key, "embedded": done, "facts_extracted": extracted}))
     refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
     if refresh is not None:
         for space_table, _dim in store.vector_spaces().values():
@@ -150,6 +151,6 @@ def import_records(
     reports = memory.write_many(items, on_progress=on_progress, audit=None)
     new = [r.entry_id for r in reports if not r.duplicate]
     with memory.store.transaction():
-        memory.store.record_audit("import", None, {"entries": len(new), "duplicates": len(reports) - len(new),
-                                                   "first_id": min(new, default=None), "last_id": max(new, default=None)})
+        memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new),
+                                                   "first_id": min(new, default=None), "last_id": max(new, default=None)}))
     return reports
