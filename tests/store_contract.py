@@ -224,6 +224,21 @@ class StoreContract:
         assert sorted(store.all_vectors(table)) == [(a, vec(0.6, 0.8)), (b, vec(0.0, 1.0))]
         assert store.entries_without_vector(table) == [c]
 
+    def test_claim_without_vector_yields_the_next_batch_and_commits_its_vectors(self, store: Store) -> None:
+        a, b, c, d = (add(store, f"Entry {n}.", **({"when": "cue"} if n in "bd" else {})) for n in "abcd")
+        table = store.ensure_vector_space("fake:2", 2)
+        with store.claim_without_vector(table, 2) as ids:
+            assert ids == [a, b]
+            with store.transaction():
+                store.put_vector(table, a, vec(1.0, 0.0))
+        assert store.entries_without_vector(table) == [b, c, d]  # committed on leaving the claim
+        with store.claim_without_vector(table, 2, after=b) as ids:
+            assert ids == [c, d]
+        with store.claim_without_vector(table, 5, with_metadata="when") as ids:
+            assert ids == [b, d]
+        with store.claim_without_vector(table, 5, after=d) as ids:
+            assert ids == []
+
     # -- the work queue ------------------------------------------------------------------------
 
     def test_work_queue(self, store: Store) -> None:

@@ -17,6 +17,7 @@ import socket
 import uuid
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
 SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is one agent session
@@ -57,3 +58,9 @@ def author() -> dict[str, str]:
     """The audit detail fields naming who made a change (``by``, ``agent``, ``session``, ``project``)."""
     user, machine = _user_and_machine()
     return {"by": f"{user}@{machine}", "agent": agent(), "session": SESSION, "project": project()}
+
+
+def authored(detail: dict[str, Any]) -> dict[str, Any]:
+    """``detail`` of an audit row with who made the change (:func:`author`): every writer of an
+    audit row (the write path, maintenance, management) passes its detail through here."""
+    return {**detail, **author()}

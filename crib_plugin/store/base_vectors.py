@@ -8,6 +8,7 @@ parse. Vectors cross the contract as little-endian float32 ``bytes``; spaces nev
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 
@@ -66,6 +67,18 @@ class Vectors(Protocol):
     def entries_without_vector(self, table: str, with_metadata: str | None = None) -> list[int]:
         """Ids of entries with no vector in the space, ascending (what ``crib reindex`` embeds);
         with ``with_metadata``, only those whose metadata holds that key (a recall cue's ``when``)."""
+        ...
+
+    def claim_without_vector(
+        self, table: str, limit: int, after: int = 0, with_metadata: str | None = None
+    ) -> AbstractContextManager[list[int]]:
+        """A context yielding the next batch of :meth:`entries_without_vector` (at most ``limit``
+        ids above ``after``, ascending) for ``crib reindex`` to embed; its vectors are put inside
+        (in a nested :meth:`transaction`), and leaving the context commits them.
+
+        A backend with concurrent writers claims the batch for the context's lifetime, so a second
+        reindexer skips it and takes the next one (PostgreSQL: one transaction, ``FOR UPDATE SKIP
+        LOCKED``); one where writers take turns anyway (SQLite) may simply yield the next batch."""
         ...
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..core.records import Entry
@@ -317,10 +318,36 @@ class PgVectorsMixin:
         return int(self.execute(f"SELECT count(*) FROM {table}", ())[0][0])
 
     def entries_without_vector(self, table: str, with_metadata: str | None = None) -> list[int]:
+        return self._without_vector(table, with_metadata)
+
+    @contextmanager
+    def claim_without_vector(self, table: str, limit: int, after: int = 0, with_metadata: str | None = None) -> Iterator[list[int]]:
+        """The next batch, its entry rows locked ``FOR UPDATE SKIP LOCKED`` in one transaction that
+        lasts the context: a second reindexer skips the rows this one holds and takes the next ones,
+        so each entry is embedded once however many reindexers run.
+
+        The locking statement's snapshot predates its locks: a row another reindexer committed and
+        released in between is locked here though it has its vector now. A second statement (a
+        fresh snapshot, under the locks) drops those; a batch left empty moves on to the next."""
+        with self.transaction():
+            ids: list[int] = []
+            while not ids:
+                locked = self._without_vector(table, with_metadata, after, limit, lock=True)
+                if not locked:
+                    break
+                ids = [int(r[0]) for r in self.execute(
+                    f"SELECT e.id FROM entries e WHERE e.id = ANY(?) AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.entry_id = e.id) "
+                    "ORDER BY e.id", (locked,))]
+                after = locked[-1]
+            yield ids
+
+    def _without_vector(self, table: str, with_metadata: str | None, after: int = 0, limit: int | None = None,
+                        lock: bool = False) -> list[int]:
         having = " AND (e.metadata::jsonb ->> ?) IS NOT NULL" if with_metadata else ""
         rows = self.execute(
-            f"SELECT e.id FROM entries e WHERE NOT EXISTS (SELECT 1 FROM {table} v WHERE v.entry_id = e.id){having} ORDER BY e.id",
-            (with_metadata,) if with_metadata else (),
+            f"SELECT e.id FROM entries e WHERE e.id > ? AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.entry_id = e.id){having} "
+            f"ORDER BY e.id LIMIT ?{' FOR UPDATE OF e SKIP LOCKED' if lock else ''}",
+            (after, *((with_metadata,) if with_metadata else ()), limit),
         )
         return [int(r[0]) for r in rows]
 

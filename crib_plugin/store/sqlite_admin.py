@@ -12,7 +12,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.authorship import author
 from ..core.timeutil import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
@@ -99,8 +98,6 @@ class AdminMixin:
     # -- audit -------------------------------------------------------------------------------------
 
     def record_audit(self, action: str, entry_id: int | None, detail: dict[str, Any]) -> None:
-        """One audit row; every row names who made the change (:func:`~crib_plugin.core.authorship.author`)."""
-        detail = {**detail, **author()}
         self.execute(
             "INSERT INTO audit(at, action, entry_id, detail) VALUES (?, ?, ?, ?)",
             (now_iso(), action, entry_id, json.dumps(detail, ensure_ascii=False, sort_keys=True)),

@@ -6,7 +6,8 @@ similarities for given ids, and read-ahead of stored vectors (``prefetch_vectors
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..core.timeutil import now_iso
@@ -201,10 +202,19 @@ class VectorsMixin:
         return int(self.execute(f"SELECT count(*) FROM {table}")[0][0])
 
     def entries_without_vector(self, table: str, with_metadata: str | None = None) -> list[int]:
+        return self._without_vector(table, with_metadata)
+
+    @contextmanager
+    def claim_without_vector(self, table: str, limit: int, after: int = 0, with_metadata: str | None = None) -> Iterator[list[int]]:
+        """The next batch, unclaimed: SQLite writers take turns, and holding its write lock while
+        the batch is embedded would stall every hook's write for that long."""
+        yield self._without_vector(table, with_metadata, after, limit)
+
+    def _without_vector(self, table: str, with_metadata: str | None, after: int = 0, limit: int = -1) -> list[int]:
         self.load_vec()
         having = " AND json_extract(metadata, '$.' || ?) IS NOT NULL" if with_metadata else ""
         rows = self.execute(
-            f"SELECT id FROM entries WHERE id NOT IN (SELECT rowid FROM {table}){having} ORDER BY id",
-            (with_metadata,) if with_metadata else (),
+            f"SELECT id FROM entries WHERE id > ? AND id NOT IN (SELECT rowid FROM {table}){having} ORDER BY id LIMIT ?",
+            (after, *((with_metadata,) if with_metadata else ()), limit),
         )
         return [int(r[0]) for r in rows]

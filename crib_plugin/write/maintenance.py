@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from ..core.authorship import authored
 from ..core.errors import ConfigError, InputError, ModelError
 from ..core.records import Entry
 from ..core.timeutil import normalise_iso
@@ -38,13 +39,12 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     key = embedder_key(model)
     probe = model.embed_documents(["crib reindex probe"])
     table = store.ensure_vector_space(key, int(probe.shape[1]))
-    missing = store.entries_without_vector(table)
-    done = _embed_missing(memory, model, table, missing, on_progress)
+    done = _embed_missing(memory, model, table, len(store.entries_without_vector(table)), on_progress)
     _embed_missing_cues(memory, model, key, int(probe.shape[1]))
     with store.transaction():
         store.set_embedder_name(model.name)
         store.clear_embedded_pending(table)
-        store.record_audit("reindex", None, {"embedder": key, "embedded": done, "facts_extracted": extracted})
+        store.record_audit("reindex", None, authored({"embedder": key, "embedded": done, "facts_extracted": extracted}))
     refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
     if refresh is not None:
         for space_table, _dim in store.vector_spaces().values():
@@ -52,30 +52,32 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
 
-def _embed_missing(memory: Any, model: Any, table: str, missing: list[int], on_progress: Callable[[int, int], None] | None) -> int:
-    """Embed the entries ``missing`` from ``table``, batch by batch (each batch commits); returns how many."""
+def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress: Callable[[int, int], None] | None) -> int:
+    """Embed the entries without a vector in ``table``, batch by batch (each batch claimed, so a
+    concurrent reindexer takes others, and committed); returns how many; ``total`` is for progress."""
     from ..store.base_vectors import to_blob
 
     store = memory.store
-    done = 0
+    done, after = 0, 0
     if on_progress is not None:
-        on_progress(0, len(missing))
-    for start in range(0, len(missing), EMBED_BATCH):
-        ids = missing[start:start + EMBED_BATCH]
-        entries = store.get_entries(ids)
-        previous = [previous_of(memory, entries[i]) for i in ids]
-        notes: list[str] = []
-        vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
-        if vectors is None:
-            raise ModelError(notes[0])
-        with store.transaction():
-            for entry_id, vector in zip(ids, vectors):
-                store.put_vector(table, entry_id, to_blob(vector))
-                store.clear_pending(entry_id, model.name)
-        done += len(ids)
+        on_progress(0, total)
+    while True:
+        with store.claim_without_vector(table, EMBED_BATCH, after) as ids:
+            if not ids:
+                return done
+            entries = store.get_entries(ids)
+            previous = [previous_of(memory, entries[i]) for i in ids]
+            notes: list[str] = []
+            vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
+            if vectors is None:
+                raise ModelError(notes[0])
+            with store.transaction():
+                for entry_id, vector in zip(ids, vectors):
+                    store.put_vector(table, entry_id, to_blob(vector))
+                    store.clear_pending(entry_id, model.name)
+        done, after = done + len(ids), ids[-1]
         if on_progress is not None:
-            on_progress(done, len(missing))
-    return done
+            on_progress(done, max(total, done))
 
 
 def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
@@ -88,18 +90,22 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
         return  # no cue anywhere: no cue space (and no second k-NN per prompt)
     cue_table = store.ensure_vector_space(cue_space_key(key), dim)
-    missing = store.entries_without_vector(cue_table, with_metadata=CUE_KEY)
-    for start in range(0, len(missing), EMBED_BATCH):
-        entries = store.get_entries(missing[start:start + EMBED_BATCH])
-        cues = {entry_id: cue_of(e.metadata) for entry_id, e in entries.items()}
-        notes: list[str] = []
-        vectors = embed_cues(memory, list(cues.values()), notes)
-        if vectors is None:
-            raise ModelError(notes[0])
-        with store.transaction():
-            for entry_id, vector in zip(cues, vectors):
-                if vector is not None:
-                    store.put_vector(cue_table, entry_id, to_blob(vector))
+    after = 0
+    while True:
+        with store.claim_without_vector(cue_table, EMBED_BATCH, after, with_metadata=CUE_KEY) as ids:
+            if not ids:
+                return
+            entries = store.get_entries(ids)
+            cues = {entry_id: cue_of(e.metadata) for entry_id, e in entries.items()}
+            notes: list[str] = []
+            vectors = embed_cues(memory, list(cues.values()), notes)
+            if vectors is None:
+                raise ModelError(notes[0])
+            with store.transaction():
+                for entry_id, vector in zip(cues, vectors):
+                    if vector is not None:
+                        store.put_vector(cue_table, entry_id, to_blob(vector))
+        after = ids[-1]
 
 
 def previous_of(memory: Any, entry: Entry) -> str | None:
@@ -145,6 +151,6 @@ def import_records(
     reports = memory.write_many(items, on_progress=on_progress, audit=None)
     new = [r.entry_id for r in reports if not r.duplicate]
     with memory.store.transaction():
-        memory.store.record_audit("import", None, {"entries": len(new), "duplicates": len(reports) - len(new),
-                                                   "first_id": min(new, default=None), "last_id": max(new, default=None)})
+        memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new),
+                                                   "first_id": min(new, default=None), "last_id": max(new, default=None)}))
     return reports

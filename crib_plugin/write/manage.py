@@ -31,9 +31,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def record_audit(store: Store, action: str, entry_id: int | None = None, **detail: Any) -> None:
-    """Append one audit row (``detail`` is JSON; callers must not put memory text in it); the store
-    adds who made the change."""
-    store.record_audit(action, entry_id, detail)
+    """Append one audit row (``detail`` is JSON; callers must not put memory text in it), naming
+    who made the change (:func:`crib_plugin.core.authorship.authored`)."""
+    from ..core.authorship import authored
+
+    store.record_audit(action, entry_id, authored(detail))
 
 
 def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:

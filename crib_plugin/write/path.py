@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
+from ..core.authorship import authored
 from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
 from ..core.records import Entry, Triple
@@ -329,7 +330,7 @@ def _insert_item(
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:
-        store.record_audit(audit, entry_id, {"type": item.type})
+        store.record_audit(audit, entry_id, authored({"type": item.type}))
     return WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
 
 
