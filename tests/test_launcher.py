@@ -263,7 +263,7 @@ def test_mcp_answers_at_once_while_installing_then_hands_over_to_crib(env: dict[
 
 def test_the_stand_in_lists_the_tools_crib_mcp_lists(env: dict[str, str]) -> None:
     """launcher/mcp_tools.json is what `crib mcp` lists; after changing a tool, regenerate it with
-    CRIB_WRITE_MCP_TOOLS=1 python -m pytest tests/test_launcher.py -k lists_the_tools."""
+    WRITE_MCP_TOOLS=1 python -m pytest tests/test_launcher.py -k lists_the_tools."""
 
     async def listed() -> list[dict[str, Any]]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "crib_plugin", "mcp"],
@@ -277,7 +277,7 @@ def test_the_stand_in_lists_the_tools_crib_mcp_lists(env: dict[str, str]) -> Non
 
     live = anyio.run(listed)
     shipped = ROOT / "launcher" / "mcp_tools.json"
-    if os.environ.get("CRIB_WRITE_MCP_TOOLS") == "1":
+    if os.environ.get("WRITE_MCP_TOOLS") == "1":
         shipped.write_text(json.dumps(live, indent=1) + "\n")
     assert json.loads(shipped.read_text()) == live
 
