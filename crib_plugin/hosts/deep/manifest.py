@@ -46,14 +46,12 @@ MIN_WEIGHT = 0.1
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """The first ``limit`` characters of ``text`` on one line, cut at a word boundary, redacted."""
+    """A pointer's snippet (:func:`crib_plugin.read.pointers.snippet`: one line, cut at a word
+    boundary) of ``text`` redacted as the block shows it."""
+    from ...read.pointers import snippet as one_line
     from ...text.redact import redact_for_render
 
-    flat = " ".join(redact_for_render(text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
-    return cut.rstrip(",;:.") + "…"
+    return one_line(redact_for_render(text), limit)
 
 
 @dataclass
