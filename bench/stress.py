@@ -36,6 +36,7 @@ class Tally:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     attempted: int = 0
+    stop_writing_at: float = float("inf")  # perf_counter time after which writers start no new write
     acknowledged: int = 0
     failed: int = 0
     latencies: list[float] = field(default_factory=list)
@@ -61,6 +62,8 @@ def child_env(db: Path | str) -> dict[str, str]:
 def writer(index: int, writes: int, env: dict[str, str], tally: Tally) -> None:
     topics = ["sqlite locking", "deploy pipeline", "parser bug", "release notes", "cache eviction"]
     for j in range(writes):
+        if time.perf_counter() >= tally.stop_writing_at:
+            return
         text = f"stress w{index}n{j}: writer {index} notes about {topics[j % len(topics)]} (item {j})"
         started = time.perf_counter()
         result = subprocess.run(crib_command("write", text), env=env, capture_output=True, text=True)
@@ -133,11 +136,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(writers: int, writes: int, readers: int, db: Path | str, pause: float) -> dict[str, object]:
+def run(writers: int, writes: int, readers: int, db: Path | str, pause: float, budget: float | None = None) -> dict[str, object]:
     env = child_env(db)
     tally = Tally()
     stop = threading.Event()
     started = time.perf_counter()
+    if budget is not None:
+        tally.stop_writing_at = started + budget
     write_threads = [threading.Thread(target=writer, args=(i, writes, env, tally)) for i in range(writers)]
     read_threads = [threading.Thread(target=reader, args=(i, env, stop, tally, pause)) for i in range(readers)]
     for thread in write_threads + read_threads:
@@ -174,7 +179,9 @@ def run(writers: int, writes: int, readers: int, db: Path | str, pause: float) -
 
 def report(result: dict[str, object]) -> str:
     lines = [
-        f"stress: {result['writers']} writers × {result['writes_per_writer']} `crib write`, {result['readers']} readers",
+        f"stress: {result['writers']} writers × {result['writes_per_writer']} `crib write`, {result['readers']} readers"
+        + ("" if result["attempted"] == result["writers"] * result["writes_per_writer"]  # type: ignore[operator]
+           else f" — stopped by --budget after {result['attempted']} writes"),
         "",
         "| writes attempted | acknowledged | stored | lost | failed | reads | reader errors | integrity |",
         "|---|---|---|---|---|---|---|---|",
@@ -197,11 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=500, help="writes per writer")
     parser.add_argument("--readers", type=int, default=4)
     parser.add_argument("--reader-pause", type=float, default=0.2, help="seconds each reader waits between retrieves")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="minutes after which writers start no new write (the report says how many ran)")
     parser.add_argument("--db", default=None, help="store to use: a file, or a postgresql:// URL (default: a new file in a temp dir)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="crib-stress-") as tmp:
         db = args.db or str(Path(tmp) / "crib.db")
-        result = run(args.writers, args.writes, args.readers, db, args.reader_pause)
+        budget = None if args.budget is None else 60 * args.budget
+        result = run(args.writers, args.writes, args.readers, db, args.reader_pause, budget)
     print(report(result), flush=True)
     bad = result["failed"] or result["lost"] or result["reader_errors"] or result["integrity"] != "ok"
     return 1 if bad else 0

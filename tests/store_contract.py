@@ -358,6 +358,15 @@ class StoreContract:
         assert (counts.facts, counts.fact_versions, counts.entities, counts.pending, counts.audit_rows) == (1, 1, 2, 1, 1)
         assert (counts.first, counts.last) == ("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z")
 
+    def test_storage_bytes_grow_with_the_store(self, store: Store) -> None:
+        """``crib stats``'s size: a file's bytes, or a server's crib tables' (never 0 for a server)."""
+        before = store.storage_bytes()
+        assert before > 0
+        with store.transaction():
+            for i in range(300):
+                store.insert_entry("note", f"Entry {i}: " + "padding words for the size " * 40, T0, {})
+        assert store.storage_bytes() > before + 100_000
+
     def test_entry_ids_between(self, store: Store) -> None:
         a = add(store, "One.", at="2026-01-01T00:00:00Z")
         b = add(store, "Two.", type="decision", at="2026-01-02T00:00:00Z")

@@ -64,3 +64,8 @@ class Audit(Protocol):
     def counts(self) -> StoreCounts:
         """What ``crib stats`` reports: entries by type, facts, entities, queue and audit sizes."""
         ...
+
+    def storage_bytes(self) -> int:
+        """Bytes the store occupies: the database file and its write-ahead log on SQLite; on a
+        server, the total size (tables, indexes, TOAST) of crib's tables in its schema."""
+        ...

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..core.dburl import ServerURL, mask_url
 from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
-from .postgres_schema import MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
+from .postgres_schema import CRIB_TABLES, MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
 from .sqlite_admin import AdminMixin
 from .sqlite_facts import FactsMixin
@@ -162,6 +162,18 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     def current_relations(self, subject_id: int, predicate: str, object_id: int | None = None) -> list[tuple[int, int, str]]:
         self._lock_facts()
         return super().current_relations(subject_id, predicate, object_id)
+
+    def storage_bytes(self) -> int:
+        """Total size (heap, indexes, TOAST) of crib's tables in this schema: ``crib_schema``'s
+        schema may hold other applications' tables too, so not the database's size."""
+        rows = self.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = current_schema() AND (c.relname = ANY(?) "
+            "OR c.relname IN (SELECT table_name FROM vector_spaces))",
+            (list(CRIB_TABLES),),
+        )
+        return int(rows[0][0])
 
     def load_vec(self) -> None:
         """Nothing to load: pgvector is a server extension (the shared mixins call this)."""

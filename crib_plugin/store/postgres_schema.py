@@ -156,6 +156,10 @@ CREATE TABLE predicate_terms (
 # Where pg_trgm exists (the migration checks): substring and CJK-run search through the index.
 TRIGRAM_INDEX = "CREATE INDEX IF NOT EXISTS entries_trigram ON entries USING gin (content gin_trgm_ops)"
 
+# crib's own tables (the vector tables are named in ``vector_spaces``): what ``storage_bytes`` sums
+CRIB_TABLES = ("crib_schema", "settings", "entries", "vector_spaces", "pending_embeddings", "audit", "entities",
+               "entity_terms", "relations", "relation_sources", "predicate_terms")
+
 MIGRATIONS: list[PgMigration] = [
     PgMigration(1, "text search configuration, entries with their word/CJK indexes, vector spaces, queue, audit", TEXT_SEARCH + ENTRIES),
     PgMigration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),

@@ -122,6 +122,11 @@ class SQLiteStore(EntriesMixin, FullTextMixin, VectorsMixin, QueueMixin, AdminMi
         self.execute(sql, bindings)
         return int(self.conn.last_insert_rowid())
 
+    def storage_bytes(self) -> int:
+        """The database file and its write-ahead log (``-wal``), as they are on disk now."""
+        files = (self.path, self.path.with_name(self.path.name + "-wal"))
+        return sum(f.stat().st_size for f in files if f.is_file())
+
     def load_vec(self) -> None:
         """Load sqlite-vec into this connection (once)."""
         if self._vec_loaded:

@@ -12,7 +12,6 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from ..core.cues import CUE_BY_KEY, CUE_KEY
@@ -149,7 +148,7 @@ def stats(memory: "Memory") -> dict[str, Any]:
     path = memory.path
     return {
         "path": str(path),
-        "size_bytes": path.stat().st_size if isinstance(path, Path) and path.exists() else 0,  # 0 on a server
+        "size_bytes": store.storage_bytes(),
         "schema": store.schema_version(),
         "entries": counts.entries,
         "by_type": counts.by_type,
