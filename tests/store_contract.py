@@ -189,6 +189,14 @@ class StoreContract:
         with pytest.raises(StoreError):
             store.fts_search('"unterminated', 10)
 
+    def test_full_text_folds_diacritics(self, store: Store) -> None:
+        """"cafe" finds "café" and the other way round, as FTS5's ``remove_diacritics 2`` does."""
+        cafe = add(store, "Meet at the Café Müller in Łódź; the naïve façade.")
+        add(store, "Lunch was pizza.")
+        for query in ("cafe", "café", "CAFÉ", "muller", "naive", "facade", "façade", '"cafe muller"'):
+            assert [i for i, _ in store.fts_search(query, 10)] == [cafe], query
+        assert store.term_document_frequency("cafe") == 1
+
     # -- vectors -------------------------------------------------------------------------------
 
     def test_vector_spaces_never_mix_dimensions(self, store: Store) -> None:

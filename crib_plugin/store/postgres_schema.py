@@ -24,6 +24,7 @@ Append new migrations — never edit one that has shipped.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 MIGRATION_LOCK = 0x63726962  # "crib": the advisory lock key every migrating process takes
@@ -156,6 +157,41 @@ CREATE TABLE predicate_terms (
 # Where pg_trgm exists (the migration checks): substring and CJK-run search through the index.
 TRIGRAM_INDEX = "CREATE INDEX IF NOT EXISTS entries_trigram ON entries USING gin (content gin_trgm_ops)"
 
+def latin_fold_table() -> tuple[str, str]:
+    """``(from, to)`` for ``translate()``: every Latin letter with diacritics (U+00C0–U+024F,
+    U+1E00–U+1EFF) whose compatibility decomposition is one ASCII letter plus combining marks, and
+    that letter (``é`` → ``e``, ``Ł`` stays: it does not decompose). The same letters FTS5's
+    ``unicode61 remove_diacritics 2`` folds (checked in ``tests/test_postgres_fold.py``), so "cafe"
+    finds "café" on both backends, on every server, without the ``unaccent`` extension."""
+    pairs = []
+    unfolded_by_fts5 = {0x1E0, 0x1E1}  # Ǡ ǡ: FTS5's table leaves them (and so does crib, to agree)
+    for point in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
+        if point in unfolded_by_fts5:
+            continue
+        decomposed = unicodedata.normalize("NFKD", chr(point))
+        base = decomposed[0]
+        if len(decomposed) > 1 and base.isascii() and base.isalpha() and all(unicodedata.combining(c) for c in decomposed[1:]):
+            pairs.append((chr(point), base))
+    return "".join(a for a, _ in pairs), "".join(b for _, b in pairs)
+
+
+_FROM, _TO = latin_fold_table()
+FTS_COLUMN = """fts tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('crib_english', crib_fold(content)), 'A')
+        || setweight(to_tsvector('crib_english', crib_fold(context)), 'C')
+        || setweight(to_tsvector('crib_english', crib_fold(type)), 'D')
+    ) STORED"""
+
+# The word index folds diacritics as SQLite's does: crib_fold gains a translate() of accented
+# Latin letters, and the generated column is rebuilt so stored rows are folded too (a table rewrite).
+FOLD_DIACRITICS = f"""
+ALTER TABLE entries DROP COLUMN fts;
+CREATE OR REPLACE FUNCTION crib_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN regexp_replace(translate(t, $fold${_FROM}$fold$, $fold${_TO}$fold$), '[^[:alnum:][:space:]]+', ' ', 'g');
+ALTER TABLE entries ADD COLUMN {FTS_COLUMN};
+CREATE INDEX entries_fts ON entries USING gin (fts);
+"""
+
 # crib's own tables (the vector tables are named in ``vector_spaces``): what ``storage_bytes`` sums
 CRIB_TABLES = ("crib_schema", "settings", "entries", "vector_spaces", "pending_embeddings", "audit", "entities",
                "entity_terms", "relations", "relation_sources", "predicate_terms")
@@ -163,6 +199,7 @@ CRIB_TABLES = ("crib_schema", "settings", "entries", "vector_spaces", "pending_e
 MIGRATIONS: list[PgMigration] = [
     PgMigration(1, "text search configuration, entries with their word/CJK indexes, vector spaces, queue, audit", TEXT_SEARCH + ENTRIES),
     PgMigration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
+    PgMigration(3, "the word index folds diacritics (café = cafe), as SQLite's unicode61 remove_diacritics 2", FOLD_DIACRITICS),
 ]
 
 
