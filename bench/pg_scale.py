@@ -27,6 +27,7 @@ both alike.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import struct
 import sys
@@ -43,7 +44,9 @@ import sqlite_vec
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from latency import PROMPTS  # noqa: E402
 
-from crib_plugin.store import cjk  # noqa: E402
+from crib_plugin.memory import Memory  # noqa: E402
+from crib_plugin.store import cjk, open_store  # noqa: E402
+from crib_plugin.store.base import Store  # noqa: E402
 from crib_plugin.store.postgres import open_postgres  # noqa: E402
 from crib_plugin.store.sqlite_rows import ENTRY_ROW  # noqa: E402
 from crib_plugin.store.transfer import TABLES  # noqa: E402
@@ -89,6 +92,7 @@ def vector_rows(conn: apsw.Connection, table: str, dim: int, batch: int = 20_000
 
 
 def timed(label: str, action: Callable[[], Any]) -> Any:
+    """Run ``action``, printing how long it took."""
     started = time.perf_counter()
     result = action()
     print(f"{label}: {time.perf_counter() - started:.1f} s", flush=True)
@@ -117,8 +121,10 @@ def load(sqlite_path: str, url: str) -> None:
             with conn.transaction():
                 with conn.cursor().copy(f"COPY {vec}(entry_id, embedding) FROM STDIN WITH (FORMAT binary)") as copy:
                     copy.write(PGCOPY_HEADER)
-                    for chunk in timed(f"read {src_table}", lambda: list(vector_rows(src, src_table, dim))):
+                    started = time.perf_counter()
+                    for chunk in vector_rows(src, src_table, dim):
                         copy.write(chunk)
+                    print(f"{src_table}: {time.perf_counter() - started:.1f} s", flush=True)
                     copy.write(struct.pack("!h", -1))
             print(f"{vec}: {conn.execute(f'SELECT count(*) FROM {vec}').fetchone()[0]} vectors", flush=True)
     store = open_postgres(url)
@@ -143,8 +149,6 @@ def index(url: str, memory: str) -> None:
         vecs = [str(r[0]) for r in conn.execute("SELECT table_name FROM vector_spaces")]
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         try:
-            import os
-
             os.setpriority(os.PRIO_PROCESS, int(pid), 19)
         except OSError as exc:
             print(f"(could not renice the server backend {pid}: {exc})")
@@ -159,9 +163,100 @@ def index(url: str, memory: str) -> None:
                 if conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (name.format(vec=vec),)).fetchone():
                     print(f"{name.format(vec=vec)}: exists")
                     continue
-                timed(statement, lambda: conn.execute(statement))
+                started = time.perf_counter()
+                conn.execute(statement)
+                print(f"{statement}: {time.perf_counter() - started:.1f} s", flush=True)
         conn.execute("VACUUM ANALYZE")
         print("size:", conn.execute("SELECT pg_size_pretty(pg_database_size(current_database()))").fetchone()[0])
+
+
+class StoreClock:
+    """Wraps a store's methods to add up the time spent inside them (the outermost call only: a
+    search method's own ``execute`` calls are not counted twice)."""
+
+    def __init__(self, store: Store) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+        self._depth = 0
+        for name in dir(type(store)):
+            attribute = getattr(store, name, None)
+            if not name.startswith("_") and callable(attribute) and name not in ("transaction", "close"):
+                setattr(store, name, self._wrap(attribute))
+
+    def _wrap(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            self._depth += 1
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.seconds += time.perf_counter() - started
+                    self.calls += 1
+
+        return timed_call
+
+
+class FixedQueries:
+    """The configured embedder, with each prompt's vector computed once, before any timing."""
+
+    def __init__(self, embedder: Any, prompts: list[str]) -> None:
+        self.inner = embedder
+        self.name, self.model, self.dim = embedder.name, embedder.model, embedder.dim
+        self.vectors = {p: embedder.embed_query(p) for p in prompts}
+
+    def embed_query(self, text: str) -> Any:
+        return self.vectors[text] if text in self.vectors else self.inner.embed_query(text)
+
+    def embed_documents(self, texts: Any) -> Any:
+        return self.inner.embed_documents(texts)
+
+
+def one_retrieve(target: str, prompt: str, embedder: FixedQueries) -> tuple[float, float, float, int, int]:
+    """(open ms, store ms, retrieve wall ms, store calls, bytes of the block) for one retrieve on a
+    freshly opened store (a new connection, as each prompt's hook process has)."""
+    started = time.perf_counter()
+    store = open_store(target, readonly=True)
+    opened = time.perf_counter()
+    clock = StoreClock(store)
+    memory = Memory(target, readonly=True, embedder=embedder, create=False)
+    memory._store = store  # noqa: SLF001 - the clocked store, already open
+    block = memory.retrieve(prompt)
+    done = time.perf_counter()
+    memory.close()
+    return 1000 * (opened - started), 1000 * clock.seconds, 1000 * (done - opened), clock.calls, len(block)
+
+
+def measure(sqlite_path: str, url: str, prompts: list[str], runs: int) -> None:
+    """Median per prompt over ``runs`` alternating rounds, after one untimed warm-up round."""
+    probe = Memory(url, readonly=True, create=False)
+    embedder = FixedQueries(probe.embedder(), prompts)
+    probe.close()
+    stores = {"SQLite": sqlite_path, "PostgreSQL": url}
+    times: dict[tuple[str, str], list[tuple[float, float, float, int, int]]] = {}
+    for round_ in range(runs + 1):
+        for prompt in prompts:
+            for label, target in stores.items():
+                result = one_retrieve(target, prompt, embedder)
+                if round_:
+                    times.setdefault((label, prompt), []).append(result)
+        print(f"round {round_} done", file=sys.stderr, flush=True)
+    print(f"| prompt | {' | '.join(f'{label} store ms | {label} retrieve ms' for label in stores)} |")
+    print("|---|" + "---|---|" * len(stores))
+    totals: dict[str, list[float]] = {}
+    for prompt in prompts:
+        cells = []
+        for label in stores:
+            rows = times[(label, prompt)]
+            store_ms = statistics.median(r[1] for r in rows)
+            totals.setdefault(label, []).append(store_ms)
+            cells.append(f"{store_ms:.0f} ({rows[0][3]} calls) | {statistics.median(r[2] for r in rows):.0f}")
+        print(f"| {prompt[:48]} | {' | '.join(cells)} |")
+    for label, values in totals.items():
+        opens = statistics.median(r[0] for (lab, _p), rows in times.items() if lab == label for r in rows)
+        print(f"{label}: median store time over prompts {statistics.median(values):.0f} ms; open {opens:.0f} ms")
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,8 +272,6 @@ def main(argv: list[str] | None = None) -> int:
     elif args.step == "index":
         index(args.pg, args.memory)
     else:
-        from pg_scale_measure import measure  # noqa: PLC0415 - the measuring half lives beside this file
-
         measure(args.sqlite, args.pg, PROMPTS, args.runs)
     return 0
 
