@@ -109,10 +109,12 @@ def load(sqlite_path: str, url: str) -> None:
         for name in INDEXES:
             for vec, _src, _dim in tables.values():
                 conn.execute(f"DROP INDEX IF EXISTS {name.format(vec=vec)}")
+        have = {str(r[1]) for r in src.execute("PRAGMA table_info(entries)")}
+        columns = ", ".join(c for c in ENTRY_ROW.split(", ") if c in have)  # a store of an older schema lacks some
         with conn.transaction():
-            with conn.cursor().copy(f"COPY entries({ENTRY_ROW}, cjk_grams) FROM STDIN") as copy:
+            with conn.cursor().copy(f"COPY entries({columns}, cjk_grams) FROM STDIN") as copy:
                 started, n = time.perf_counter(), 0
-                for row in src.execute(f"SELECT {ENTRY_ROW} FROM entries ORDER BY id"):
+                for row in src.execute(f"SELECT {columns} FROM entries ORDER BY id"):
                     copy.write_row([*row, cjk.document_grams(str(row[2]))])
                     n += 1
                     if n % 100_000 == 0:

@@ -375,6 +375,28 @@ class StoreContract:
                 store.insert_entry("note", f"Entry {i}: " + "padding words for the size " * 40, T0, {})
         assert store.storage_bytes() > before + 100_000
 
+    def test_entries_record_their_project(self, store: Store, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Each entry carries the repository it was written from; a list can keep one project's."""
+        here = add(store, "Written from this repository.")
+        (tmp_path / "other-project").mkdir()
+        monkeypatch.chdir(tmp_path / "other-project")  # not in a repository: the folder's name
+        there = add(store, "Written from another project.")
+        monkeypatch.undo()
+        entries = store.get_entries([here, there])
+        assert entries[there].project == "other-project" and entries[here].project not in (None, "other-project")
+        assert [v.entry.id for v in store.list_versions(project="other-project")] == [there]
+        assert {v.entry.id for v in store.list_versions()} == {here, there}
+        assert store.entry_version(here).entry.project == entries[here].project  # type: ignore[union-attr]
+
+    def test_audit_rows_of_one_project(self, store: Store) -> None:
+        with store.transaction():
+            store.record_audit("write", 1, {"project": "alpha", "by": "ann@box"})
+            store.record_audit("write", 2, {"project": "beta"})
+            store.record_audit("reindex", None, {})  # names no project: kept under any filter
+        assert [r.entry_id for r in store.audit_rows(10, project="alpha")] == [None, 1]
+        assert [r.entry_id for r in store.audit_rows(10, project="beta")] == [None, 2]
+        assert len(store.audit_rows(10)) == 3
+
     def test_entry_ids_between(self, store: Store) -> None:
         a = add(store, "One.", at="2026-01-01T00:00:00Z")
         b = add(store, "Two.", type="decision", at="2026-01-02T00:00:00Z")

@@ -22,7 +22,8 @@ SLOW_OK = {"CRIB_HOOK_TIMEOUT": "60"}
 def _older_store(db: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """A real store as crib wrote it before migration 4 (schema 3: no audit table, no
     ``entries.superseded_by``), holding one decision; returns 3. Built with today's crib, then
-    migration 4 is taken back out, so it stays a schema-3 store whatever migrations come later."""
+    migrations 5 (``entries.project``) and 4 are taken back out, so it stays a schema-3 store
+    whatever migrations come later."""
     import apsw
 
     from crib_plugin import Memory
@@ -31,6 +32,7 @@ def _older_store(db: Path, monkeypatch: pytest.MonkeyPatch) -> int:
         memory.write("type=decision Chose SQLite for storage. Zero dependencies.")
     conn = apsw.Connection(str(db))
     conn.execute(
+        "DROP INDEX entries_project; ALTER TABLE entries DROP COLUMN project;"
         "DROP INDEX entries_superseded_by; DROP INDEX audit_entry; DROP TABLE audit;"
         "ALTER TABLE entries DROP COLUMN superseded_by; PRAGMA user_version = 3; PRAGMA wal_checkpoint(TRUNCATE);"
     )

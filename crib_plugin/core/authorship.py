@@ -48,10 +48,32 @@ def agent() -> str:
 
 def project(cwd: Path | None = None) -> str:
     """The repository (its folder's name) the change was made from, else the current folder's name."""
+    return _project_of(os.path.abspath(cwd or Path.cwd()))
+
+
+@lru_cache(maxsize=16)
+def _project_of(folder: str) -> str:
+    """:func:`project` of an absolute folder (a store stamps every entry it inserts with it)."""
     from .repo import repo_root
 
-    root = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
+    root = repo_root(Path(folder)) or Path(folder)
     return root.name
+
+
+def project_filter(setting: str) -> str | None:
+    """The project ``CRIB_PROJECTS`` restricts reads to: ``None`` for ``all``, the current
+    repository's name (:func:`project`) for ``this``, else the name given."""
+    value = setting.strip()
+    if value.lower() == "all":
+        return None
+    return project() if value.lower() == "this" else value
+
+
+def readable(entry_project: str | None, wanted: str | None) -> bool:
+    """Whether an entry written from ``entry_project`` is read under the filter ``wanted``: every
+    entry when there is none; else that project's and those of no recorded project (written before
+    crib recorded it: never hidden, since nothing says where they belong)."""
+    return wanted is None or entry_project is None or entry_project == wanted
 
 
 def author() -> dict[str, str]:

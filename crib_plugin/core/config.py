@@ -99,6 +99,7 @@ class Settings:
     channels: list[str] | None = setting("CRIB_CHANNEL", parse_channels, None, "channels to run, a comma list: `triples`, `fts`, `vector` (or a plugin's)", shown="all")
     budget: int = setting("CRIB_BUDGET", number(int, 200), DEFAULT_BUDGET, "characters in the injected block")
     thread: str | None = setting("CRIB_THREAD", text, None, "thread for `crib write`")
+    projects: str = setting("CRIB_PROJECTS", text, "all", "on a store several projects share (a team's server): `this` reads only memories written from the current repository, a name reads that project's, `all` every project's (retrieve, search, list, log; see docs/postgres.md)", shown="`all`")
     templates: Path | None = setting("CRIB_TEMPLATES", path, None, "directory whose templates override the packaged ones by file name")
     log_path: Path | None = setting("CRIB_LOG", path, None, "opt-in JSONL log of every retrieval; read it with `jq`")
     log_prompts: str = setting("CRIB_LOG_PROMPTS", choice(LOG_PROMPT_MODES), "full", "what the retrieval log keeps of a prompt: `full`, `hash` (SHA-256 only), `none`")

@@ -25,6 +25,7 @@ class Entry:
     content_hash: str = ""
     scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.scoped)
     superseded_by: int | None = None  # set on injection when a later entry replaced this one
+    project: str | None = None  # the repository it was written from (None: written before crib recorded it)
 
     def to_json(self) -> dict[str, Any]:
         data = {

@@ -57,8 +57,9 @@ class Audit(Protocol):
         """Append one row (``detail`` must be JSON-serialisable). Inside the change's transaction."""
         ...
 
-    def audit_rows(self, limit: int = 50, entry_id: int | None = None) -> list[AuditRow]:
-        """Rows newest first, optionally only those about ``entry_id``."""
+    def audit_rows(self, limit: int = 50, entry_id: int | None = None, *, project: str | None = None) -> list[AuditRow]:
+        """Rows newest first, optionally only those about ``entry_id``, and only those recorded from
+        ``project`` (and those naming no project)."""
         ...
 
     def counts(self) -> StoreCounts:

@@ -145,10 +145,11 @@ class Entries(Protocol):
 
     def list_versions(
         self, *, types: Sequence[str] = (), since: str | None = None, until: str | None = None,
-        limit: int | None = None, include_superseded: bool = True,
+        limit: int | None = None, include_superseded: bool = True, project: str | None = None,
     ) -> list[EntryVersion]:
         """Entries newest first (``created_at`` then id), filtered by type and inclusive ISO
-        ``created_at`` bounds; ``limit=None`` means all."""
+        ``created_at`` bounds; ``limit=None`` means all. ``project``: only entries written from
+        that project, and those of no recorded project."""
         ...
 
 

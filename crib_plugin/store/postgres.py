@@ -73,6 +73,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     """A connection to one crib database on a PostgreSQL server (see the module docstring)."""
 
     backend = "postgres"
+    JSON_FIELD = "({column}::jsonb ->> '{key}')"  # see AdminMixin.audit_rows
 
     def __init__(self, url: str, conn: Any, readonly: bool = False) -> None:
         self.url = url

@@ -192,6 +192,11 @@ ALTER TABLE entries ADD COLUMN {FTS_COLUMN};
 CREATE INDEX entries_fts ON entries USING gin (fts);
 """
 
+PROJECT = """
+ALTER TABLE entries ADD COLUMN project text COLLATE "C";
+CREATE INDEX entries_project ON entries(project, id) WHERE project IS NOT NULL;
+"""
+
 # crib's own tables (the vector tables are named in ``vector_spaces``): what ``storage_bytes`` sums
 CRIB_TABLES = ("crib_schema", "settings", "entries", "vector_spaces", "pending_embeddings", "audit", "entities",
                "entity_terms", "relations", "relation_sources", "predicate_terms")
@@ -200,6 +205,7 @@ MIGRATIONS: list[PgMigration] = [
     PgMigration(1, "text search configuration, entries with their word/CJK indexes, vector spaces, queue, audit", TEXT_SEARCH + ENTRIES),
     PgMigration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
     PgMigration(3, "the word index folds diacritics (café = cafe), as SQLite's unicode61 remove_diacritics 2", FOLD_DIACRITICS),
+    PgMigration(4, "entries record the project (repository) they were written from", PROJECT),
 ]
 
 

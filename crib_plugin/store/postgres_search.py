@@ -53,12 +53,17 @@ class PgEntriesMixin(EntriesMixin):
 
     def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
         """Insert one entry; its word, trigram and CJK indexes follow from its columns."""
+        # deferred: authorship imports socket, uuid and platform (≈ 7 ms measured with -X importtime)
+        # that the read path — the per-prompt hook opens this module — never needs
+        from ..core import authorship
+
         thread = thread_of(metadata)
         self._forget_reads()
         new_id = self._insert_id(
-            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread, cjk_grams) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread, cjk_grams, project) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread,
-             cjk.document_grams(content)),
+             cjk.document_grams(content), authorship.project()),
         )
         self._join_thread(thread, new_id)
         return new_id

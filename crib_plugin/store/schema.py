@@ -163,11 +163,19 @@ ALTER TABLE entries ADD COLUMN superseded_by INTEGER;
 CREATE INDEX entries_superseded_by ON entries(superseded_by) WHERE superseded_by IS NOT NULL;
 """
 
+# Which repository each entry was written from, so one store shared by several projects (a team's
+# server) can answer for one of them (``CRIB_PROJECTS``); NULL for entries written before.
+PROJECT = """
+ALTER TABLE entries ADD COLUMN project TEXT;
+CREATE INDEX entries_project ON entries(project, id) WHERE project IS NOT NULL;
+"""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "entries, full text, trigram, vector spaces, pending queue", ENTRIES),
     Migration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
     Migration(3, "CJK gram index (unigrams, bigrams, glued words) for short CJK terms", cjk.SCHEMA, cjk.backfill),
     Migration(4, "audit log; entries superseded by a later entry", AUDIT),
+    Migration(5, "entries record the project (repository) they were written from", PROJECT),
 ]
 
 

@@ -25,14 +25,14 @@ FUSION_WEIGHTS_KEY = "fusion_weights"
 # The full-text indexes whose deleted rows are merged away after a forget, so the forgotten words
 # are gone from their segments too, not only hidden by a delete marker.
 FTS_TABLES = ("entries_fts", "entries_trigram", "entries_cjk")
-VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, superseded_by"
+VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, project, superseded_by"
 
 
 def _version(row: Sequence[Any]) -> EntryVersion:
     from .records import EntryVersion
     from .sqlite_rows import row_to_entry
 
-    return EntryVersion(row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
+    return EntryVersion(row_to_entry(row[:7]), int(row[7]) if row[7] is not None else None)
 
 
 class AdminMixin:
@@ -103,8 +103,19 @@ class AdminMixin:
             (now_iso(), action, entry_id, json.dumps(detail, ensure_ascii=False, sort_keys=True)),
         )
 
-    def audit_rows(self, limit: int = 50, entry_id: int | None = None) -> list[AuditRow]:
-        where, args = ("WHERE entry_id = ?", [entry_id]) if entry_id is not None else ("", [])
+    # the SQL reading one text field of a JSON column ({column}, {key}): the PostgreSQL store overrides it
+    JSON_FIELD = "json_extract({column}, '$.{key}')"
+
+    def audit_rows(self, limit: int = 50, entry_id: int | None = None, *, project: str | None = None) -> list[AuditRow]:
+        clauses, args = [], []
+        if entry_id is not None:
+            clauses.append("entry_id = ?")
+            args.append(entry_id)
+        if project is not None:  # rows recorded from that project, and rows that name none
+            field = self.JSON_FIELD.format(column="detail", key="project")
+            clauses.append(f"({field} = ? OR {field} IS NULL)")
+            args.append(project)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self.execute(f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit])
         from .records import AuditRow
 
@@ -114,10 +125,13 @@ class AdminMixin:
 
     def list_versions(
         self, *, types: Sequence[str] = (), since: str | None = None, until: str | None = None,
-        limit: int | None = None, include_superseded: bool = True,
+        limit: int | None = None, include_superseded: bool = True, project: str | None = None,
     ) -> list[EntryVersion]:
         clauses: list[str] = []
         args: list[Any] = []
+        if project is not None:  # that project's entries and those of no recorded project
+            clauses.append("(project = ? OR project IS NULL)")
+            args.append(project)
         if types:
             clauses.append(f"type IN ({','.join('?' * len(types))})")
             args.extend(types)

@@ -47,11 +47,16 @@ class EntriesMixin:
         An entry whose metadata names a ``thread`` joins that thread: its neighbours' text becomes
         its indexed context, and its own text joins the context of the entry before it.
         """
+        # deferred: authorship imports socket, uuid and platform (≈ 7 ms measured with -X importtime)
+        # that the read path — the per-prompt hook opens this module — never needs
+        from ..core import authorship
+
         thread = thread_of(metadata)
         self._forget_reads()
         self.execute(
-            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread) VALUES (?, ?, ?, ?, ?, ?)",
-            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread),
+            "INSERT INTO entries(type, content, created_at, metadata, content_hash, thread, project) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (type, content, created_at, json.dumps(metadata, sort_keys=True, ensure_ascii=False), content_hash(content), thread,
+             authorship.project()),
         )
         entry_id = int(self.conn.last_insert_rowid())
         cjk.index_entry(self, entry_id, content)  # CJK grams; the row goes with the entry (trigger)

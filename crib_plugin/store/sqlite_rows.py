@@ -24,9 +24,9 @@ CONTEXT_CHARS = 1000  # each neighbour's share of an entry's context
 EXTRACT_QUEUE = "extract"
 
 
-ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash"
+ENTRY_COLUMNS = "id, type, content, created_at, metadata, content_hash, project"
 # An entry row as ``crib migrate`` copies it: every stored column but the indexes built from them.
-ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, context, superseded_by"
+ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, context, superseded_by, project"
 
 
 def content_hash(content: str) -> str:
@@ -67,6 +67,7 @@ def row_to_entry(row: Sequence[Any]) -> Entry:
         created_at=str(row[3]),
         metadata=metadata,
         content_hash=str(row[5]),
+        project=None if len(row) < 7 or row[6] is None else str(row[6]),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from ..core.authorship import project_filter
 from ..core.cues import CUE_BY_KEY, CUE_KEY
 from ..core.errors import CribError, InputError
 from ..core.records import Entry
@@ -41,7 +42,7 @@ def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) ->
     """Audit rows, newest first (optionally only those about ``entry_id``)."""
     return [
         {"id": r.id, "at": r.at, "action": r.action, "entry_id": r.entry_id, "detail": r.detail}
-        for r in memory.store.audit_rows(limit, entry_id)
+        for r in memory.store.audit_rows(limit, entry_id, project=project_filter(memory.settings.projects))
     ]
 
 
@@ -82,7 +83,7 @@ def list_entries(
     """Entries newest first, filtered by type and ``created_at`` bounds (ISO dates or times)."""
     versions = memory.store.list_versions(
         types=[t.strip().lower() for t in types], since=_bound(since, end=False), until=_bound(until, end=True),
-        limit=limit, include_superseded=include_superseded,
+        limit=limit, include_superseded=include_superseded, project=project_filter(memory.settings.projects),
     )
     return [_row_json(v) for v in versions]
 

@@ -1,0 +1,47 @@
+"""One store shared by several projects (a team's server) answers for one project or for all.
+
+Each entry records the repository it was written from (``entries.project``; the folder's name
+outside a repository); ``CRIB_PROJECTS`` = ``this`` / a name / ``all`` restricts ``retrieve``,
+``search``, ``list`` and ``log``. Runs on SQLite here and on PostgreSQL in
+``tests/test_postgres_behaviour.py``; the store-level part is in the contract suite.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _write_from(folder: Path, text: str, crib: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder.mkdir(exist_ok=True)
+    monkeypatch.chdir(folder)
+    result = crib("write", text)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_shared_store_answers_for_one_project_or_all(db: Any, tmp_path: Path, crib: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_from(tmp_path / "alpha", "type=decision Alpha deploys with Helm charts.", crib, monkeypatch)
+    _write_from(tmp_path / "beta", "type=decision Beta deploys with Terraform modules.", crib, monkeypatch)
+
+    def contents(*args: str, projects: str | None = None, prompt: str | None = None) -> str:
+        env = {"CRIB_PROJECTS": projects} if projects else {}
+        result = crib(*args, input=prompt, env=env)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    everything = contents("search", "deploys")
+    assert "Helm" in everything and "Terraform" in everything  # the default: every project's
+    for projects in ("this", "beta"):  # from beta's folder
+        assert "Helm" not in contents("search", "deploys", projects=projects)
+        assert "Terraform" in contents("search", "deploys", projects=projects)
+        block = contents("retrieve", projects=projects, prompt="how do we deploy?")
+        assert "Terraform" in block and "Helm" not in block
+        listed = contents("list", projects=projects)
+        assert "Terraform" in listed and "Helm" not in listed
+        rows = json.loads(contents("log", "--json", projects=projects))
+        assert {row["detail"].get("project") for row in rows if row["action"] == "write"} == {"beta"}
+    alpha = contents("search", "deploys", projects="alpha")
+    assert "Helm" in alpha and "Terraform" not in alpha
