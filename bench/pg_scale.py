@@ -146,7 +146,9 @@ def load(sqlite_path: str, url: str) -> None:
     store.close()
 
 
-def index(url: str, memory: str) -> None:
+def index(url: str, memory: str, only: set[str] | None = None) -> None:
+    """Build the dropped indexes (``only``: those whose name ends with one of these, e.g. ``hnsw``:
+    two processes can build the HNSW graph and the rest at the same time)."""
     with psycopg.connect(url, autocommit=True) as conn:
         vecs = [str(r[0]) for r in conn.execute("SELECT table_name FROM vector_spaces")]
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
@@ -158,7 +160,7 @@ def index(url: str, memory: str) -> None:
         conn.execute("SET max_parallel_maintenance_workers = 1")
         has_trgm = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone() is not None
         for name, sql in INDEXES.items():
-            if name == "entries_trigram" and not has_trgm:
+            if (name == "entries_trigram" and not has_trgm) or (only is not None and not any(name.endswith(o) for o in only)):
                 continue
             for vec in vecs:
                 statement = sql.format(vec=vec)
@@ -268,11 +270,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg", required=True, help="postgresql:// URL of the (empty, for load) database")
     parser.add_argument("--memory", default="4GB", help="maintenance_work_mem for the index builds")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", default=None, help="index: a comma list of index-name endings to build (e.g. hnsw)")
     args = parser.parse_args(argv)
     if args.step == "load":
         timed("load", lambda: load(args.sqlite, args.pg))
     elif args.step == "index":
-        index(args.pg, args.memory)
+        index(args.pg, args.memory, None if args.only is None else set(args.only.split(",")))
     else:
         measure(args.sqlite, args.pg, PROMPTS, args.runs)
     return 0
