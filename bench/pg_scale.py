@@ -146,14 +146,14 @@ def load(sqlite_path: str, url: str) -> None:
     store.close()
 
 
-def index(url: str, memory: str, only: set[str] | None = None) -> None:
+def index(url: str, memory: str, only: set[str] | None = None, nice: int = 19) -> None:
     """Build the dropped indexes (``only``: those whose name ends with one of these, e.g. ``hnsw``:
     two processes can build the HNSW graph and the rest at the same time)."""
     with psycopg.connect(url, autocommit=True) as conn:
         vecs = [str(r[0]) for r in conn.execute("SELECT table_name FROM vector_spaces")]
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         try:
-            os.setpriority(os.PRIO_PROCESS, int(pid), 19)
+            os.setpriority(os.PRIO_PROCESS, int(pid), nice)
         except OSError as exc:
             print(f"(could not renice the server backend {pid}: {exc})")
         conn.execute(f"SET maintenance_work_mem = '{memory}'")
@@ -181,13 +181,14 @@ class StoreClock:
     def __init__(self, store: Store) -> None:
         self.seconds = 0.0
         self.calls = 0
+        self.by_method: dict[str, float] = {}
         self._depth = 0
         for name in dir(type(store)):
             attribute = getattr(store, name, None)
             if not name.startswith("_") and callable(attribute) and name not in ("transaction", "close"):
-                setattr(store, name, self._wrap(attribute))
+                setattr(store, name, self._wrap(name, attribute))
 
-    def _wrap(self, method: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrap(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         def timed_call(*args: Any, **kwargs: Any) -> Any:
             self._depth += 1
             started = time.perf_counter()
@@ -196,8 +197,10 @@ class StoreClock:
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self.seconds += time.perf_counter() - started
+                    spent = time.perf_counter() - started
+                    self.seconds += spent
                     self.calls += 1
+                    self.by_method[name] = self.by_method.get(name, 0.0) + spent
 
         return timed_call
 
@@ -217,6 +220,9 @@ class FixedQueries:
         return self.inner.embed_documents(texts)
 
 
+BY_METHOD: dict[tuple[str, str], float] = {}  # (store, method) -> seconds over every timed retrieve
+
+
 def one_retrieve(target: str, prompt: str, embedder: FixedQueries) -> tuple[float, float, float, int, int]:
     """(open ms, store ms, retrieve wall ms, store calls, bytes of the block) for one retrieve on a
     freshly opened store (a new connection, as each prompt's hook process has)."""
@@ -229,6 +235,8 @@ def one_retrieve(target: str, prompt: str, embedder: FixedQueries) -> tuple[floa
     block = memory.retrieve(prompt)
     done = time.perf_counter()
     memory.close()
+    for name, spent in clock.by_method.items():
+        BY_METHOD[(target, name)] = BY_METHOD.get((target, name), 0.0) + spent
     return 1000 * (opened - started), 1000 * clock.seconds, 1000 * (done - opened), clock.calls, len(block)
 
 
@@ -260,6 +268,8 @@ def measure(sqlite_path: str, url: str, prompts: list[str], runs: int) -> None:
     for label, values in totals.items():
         opens = statistics.median(r[0] for (lab, _p), rows in times.items() if lab == label for r in rows)
         print(f"{label}: median store time over prompts {statistics.median(values):.0f} ms; open {opens:.0f} ms")
+        spent = sorted(((v, m) for (t, m), v in BY_METHOD.items() if t == stores[label]), reverse=True)[:4]
+        print("  most of it (all rounds, warm-up included): " + ", ".join(f"{m} {1000 * v:.0f} ms" for v, m in spent))
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
@@ -270,12 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg", required=True, help="postgresql:// URL of the (empty, for load) database")
     parser.add_argument("--memory", default="4GB", help="maintenance_work_mem for the index builds")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--nice", type=int, default=19, help="index: niceness of the building server process")
     parser.add_argument("--only", default=None, help="index: a comma list of index-name endings to build (e.g. hnsw)")
     args = parser.parse_args(argv)
     if args.step == "load":
         timed("load", lambda: load(args.sqlite, args.pg))
     elif args.step == "index":
-        index(args.pg, args.memory, None if args.only is None else set(args.only.split(",")))
+        index(args.pg, args.memory, None if args.only is None else set(args.only.split(",")), args.nice)
     else:
         measure(args.sqlite, args.pg, PROMPTS, args.runs)
     return 0
