@@ -4,22 +4,22 @@ The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the
 clears it. The right memory is often just below it — the next few search hits hold it far more
 often than the block does — and the reader of the block is a strong model that can judge a short
 hint and look further. So below the full entries the block lists, as **pointers**, the next
-candidates above a lower, "maybe" bar: id, date, type, scope and the first
+candidates of the fused and the vector rankings: id, date, type, scope and the first
 :data:`SNIPPET_CHARS` characters cut at a word boundary, under a heading that says how to read the
 rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
 
-The maybe bar has two parts, each a lower version of a rule the full tier already has:
+Whether to point at all is decided for the prompt; to what, by rank alone:
 
 * **the prompt**: pointers are shown when the relevance gate opened (something has evidence), or
   when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
   crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
   at the gate, here accepted from the floor up (the "maybe gate");
-* **the candidate**: a fused hit whose score is at least :data:`MAYBE_RELATIVE` of the reference
-  (the best full entry, else the hit that opened the maybe gate) — the per-entry cut asks
-  :data:`~crib_plugin.read.gate.evidence.RELATIVE_CUT` of it *and* evidence of its own.
+* **the candidates**: the next :data:`NEXT` of the fused ranking and the next :data:`NEXT` of the
+  vector channel's own ranking, in turn by rank, with no score bar — the reader of the block
+  judges a one-line hint better than a threshold on fused scores does.
 
-Both values were chosen on the coding set's dev split and LoCoMo (``bench/pointer_bar.py``); see
-``docs/pointers.md`` for the figures.
+``NEXT`` and the snippet's length were chosen on the coding set's dev split and LoCoMo
+(``bench/pointer_bar.py``); see ``docs/pointers.md`` for the figures and the ceilings measured first.
 
 Every rule of the full tier holds for pointers: a pointer is never an entry already in the block
 or already given to this session (in full or as a pointer); a superseded candidate is pointed to
@@ -51,7 +51,7 @@ MAYBE_MARGIN = CROWD_MARGIN
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
 SNIPPET_CHARS = 48
 """The first characters of a memory a pointer shows (cut back to a word boundary): enough to judge
-whether to read it, cheap enough that six fit beside the entries."""
+whether to read it, cheap enough that eight fit beside the entries."""
 POINTER_OVERHEAD = 36
 """Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] ``)."""
 HEADING_CHARS = 80
