@@ -158,7 +158,7 @@ class EntriesMixin:
     def count_entries(self) -> int:
         stats = self._statistics()
         if "" not in stats:  # the empty string is never a term
-            stats[""] = int(self.execute("SELECT count(*) FROM entries")[0][0])
+            stats[""] = int(self.execute("SELECT n FROM entry_count WHERE id = 1")[0][0])  # migration 5
         return stats[""]
 
     def recent_entries(self, limit: int, types: Sequence[str] | None = None, *, current_only: bool = False) -> list[Entry]:
