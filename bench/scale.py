@@ -29,9 +29,10 @@ yardstick so machine load hits all alike; one untimed warm-up each):
   again so the store stays the size it says);
 * ``--recall N``: recall@10 of the vector search as crib runs it (the side index above its size
   threshold, :mod:`crib_plugin.store.vector_index`) against exact k-NN, over N seeded queries;
-* ``--import-entries N``: the real import path (``Memory.write_many`` with extraction and
-  supersession, as ``crib import`` runs it) into an empty store, entries/s per slice of
-  ``min(10000, N/5)``.
+* ``--import-entries N``: the real import path (``Memory.import_records``, as ``crib import`` runs
+  it: extraction, supersession, audit, vectors queued) into an empty store, entries/s per slice of
+  ``min(10000, N/5)``; then the rate of its second phase, the embedding of the queued vectors,
+  over the first ``--import-embed`` of them.
 
 No threshold is asserted; ``tests/test_scale_bench.py`` only runs it end to end at 10³.
 """
@@ -261,25 +262,54 @@ def recall_at_10(db: Path, queries: int) -> tuple[float, float, float, int]:
         return hits / (10 * queries), 1000 * exact_t / queries, 1000 * fast_t / queries, queries
 
 
-def import_rate(cache: Path, entries: int) -> list[tuple[int, float]]:
-    """Entries/s per slice of the real import path into an empty store."""
-    from crib_plugin.memory import Memory, NewEntry
+class _Enough(Exception):
+    """Stops the timed second phase of :func:`import_rate`."""
+
+
+def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, float]], float, int]:
+    """The real import path (:meth:`Memory.import_records`: extraction, supersession, audit; vectors
+    queued and embedded in a second phase) into an empty store: entries/s per slice of
+    ``min(10000, N/5)`` for the first phase, then the embedding rate of the second phase over the
+    first ``embed`` queued entries (all when ``embed`` ≥ N; 0: not run)."""
+    from crib_plugin.memory import Memory
+    from crib_plugin.write import maintenance
 
     db = cache / f"import-{entries}.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     slice_size = max(1, min(10_000, entries // 5))
     rates: list[tuple[int, float]] = []
+    embed_rate, embedded = 0.0, 0
     with Memory(db, settings=_settings(db)) as memory:
-        for offset in range(0, entries, slice_size):
-            items = [NewEntry(text, kind) for kind, text in synthetic_entries(min(slice_size, entries - offset), start=offset)]
+        real = maintenance.embed_pending
+        maintenance.embed_pending = lambda *_a, **_k: ("", 0)  # type: ignore[assignment]  # phase 2 timed below, once
+        try:
+            for offset in range(0, entries, slice_size):
+                records = [{"type": kind, "content": text}
+                           for kind, text in synthetic_entries(min(slice_size, entries - offset), start=offset)]
+                started = time.perf_counter()
+                memory.import_records(records)
+                rates.append((offset + len(records), len(records) / (time.perf_counter() - started)))
+                print(f"imported {offset + len(records)}/{entries}", file=sys.stderr)
+        finally:
+            maintenance.embed_pending = real  # type: ignore[assignment]
+        if embed:
+            memory.embedder()  # the model loaded before the clock starts, as the import's second phase has it
+            stop = {"at": min(embed, entries)}
+
+            def progress(done: int, _total: int) -> None:
+                if done >= stop["at"]:
+                    raise _Enough  # enough measured: the rest stays queued (the store is deleted below)
+
             started = time.perf_counter()
-            memory.write_many(items)
-            rates.append((offset + len(items), len(items) / (time.perf_counter() - started)))
-            print(f"imported {offset + len(items)}/{entries}", file=sys.stderr)
+            try:
+                _key, embedded = real(memory, progress)
+            except _Enough:
+                embedded = stop["at"]
+            embed_rate = embedded / (time.perf_counter() - started)
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    return rates
+    return rates, embed_rate, embedded
 
 
 def _ms(values: Sequence[float]) -> str:
@@ -297,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
     parser.add_argument("--recall", type=int, default=300, help="queries for recall@10 against exact k-NN (0: skip)")
     parser.add_argument("--import-entries", type=int, default=0, help="also time the import path on this many entries")
+    parser.add_argument("--import-embed", type=int, default=2000,
+                        help="entries of the import's second phase (embedding) to time (0: skip)")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -332,11 +364,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in extras:
         print(f"- {line}")
     if args.import_entries:
-        rates = import_rate(args.cache, args.import_entries)
+        rates, embed_rate, embedded = import_rate(args.cache, args.import_entries, args.import_embed)
         first, last = rates[0][1], rates[-1][1]
-        print(f"- import ({args.import_entries:,} entries, `write_many` with extraction and supersession): "
-              + ", ".join(f"≤{n:,}: {rate:.0f}/s" for n, rate in rates)
-              + f"; last slice {100 * (last / first - 1):+.0f} % against the first")
+        print(f"- import ({args.import_entries:,} entries, `import_records`: entries, full text, facts, supersession "
+              "and audit; vectors queued): " + ", ".join(f"≤{n:,}: {rate:.0f}/s" for n, rate in rates)
+              + f"; last slice {100 * (last / first - 1):+.0f} % against the first; min/max {min(r for _n, r in rates) / max(r for _n, r in rates):.2f}")
+        if embedded:
+            print(f"- import, second phase (the queued vectors embedded, first {embedded:,}): {embed_rate:.0f} entries/s")
     return 0
 
 

@@ -26,6 +26,7 @@ from ..core.authorship import authored
 from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
 from ..core.records import Entry, Triple
+from .deferred import DEFERRED
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -177,12 +178,14 @@ def write_prepared(
     on_progress: Progress | None = None,
     audit: str | None = "write",
     same_text: bool = False,
+    defer_vectors: bool = False,
 ) -> list["WriteReport"]:
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
     ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
-    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`)."""
+    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`). ``defer_vectors``
+    stores no vector: each entry is queued and embedded later (:mod:`crib_plugin.write.deferred`)."""
     from ..core.config import embed_budget, extract_budget
     from ..core.write_types import WriteReport
 
@@ -214,7 +217,7 @@ def write_prepared(
                     continue
                 seen[key] = index
             todo.append(index)
-        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit, defer=defer_vectors)
         if dedupe:  # later copies of an item written in this call point at it
             for index in indexes:
                 if reports[index] is None:
@@ -236,6 +239,7 @@ def _write_batch(
     extract: bool,
     dedupe: bool,
     audit: str | None = None,
+    defer: bool = False,
 ) -> None:
     """Compute the batch's cues (when a cue model is set), vectors and facts, then write it in one
     IMMEDIATE transaction."""
@@ -246,7 +250,7 @@ def _write_batch(
 
     store = memory.store
     items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
-    vectors, cue_vectors, embed_note = embed_batch(memory, items, budgets)
+    vectors, cue_vectors, embed_note = (None, None, DEFERRED) if defer else embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
     extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
     space = memory.embedder_name()
@@ -317,7 +321,7 @@ def _insert_item(
             store.put_vector(cue[0], entry_id, to_blob(cue[1]))
     else:
         store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
-        notes.append(embed_note)
+        notes.append(embed_note if embed_note != DEFERRED else "")
     triples, extract_note = extracted
     if triples is None:
         store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
@@ -326,7 +330,7 @@ def _insert_item(
     fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
     record_supersession(
         store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
-        vector=to_blob(vector) if vector is not None and table is not None else None,
+        vector=to_blob(vector) if vector is not None and table is not None else None, deferred=embed_note == DEFERRED,
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:
