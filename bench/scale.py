@@ -266,11 +266,12 @@ class _Enough(Exception):
     """Stops the timed second phase of :func:`import_rate`."""
 
 
-def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, float]], float, int]:
+def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, float, float]], float, int]:
     """The real import path (:meth:`Memory.import_records`: extraction, supersession, audit; vectors
     queued and embedded in a second phase) into an empty store: entries/s per slice of
     ``min(10000, N/5)`` for the first phase, then the embedding rate of the second phase over the
-    first ``embed`` queued entries (all when ``embed`` ≥ N; 0: not run)."""
+    first ``embed`` queued entries (all when ``embed`` ≥ N; 0: not run). Each slice also gives its
+    rate per CPU-second of this process (what an idle machine would see, on one core)."""
     from crib_plugin.memory import Memory
     from crib_plugin.write import maintenance
 
@@ -278,7 +279,7 @@ def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, 
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     slice_size = max(1, min(10_000, entries // 5))
-    rates: list[tuple[int, float]] = []
+    rates: list[tuple[int, float, float]] = []
     embed_rate, embedded = 0.0, 0
     with Memory(db, settings=_settings(db)) as memory:
         real = maintenance.embed_pending
@@ -287,9 +288,10 @@ def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, 
             for offset in range(0, entries, slice_size):
                 records = [{"type": kind, "content": text}
                            for kind, text in synthetic_entries(min(slice_size, entries - offset), start=offset)]
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 memory.import_records(records)
-                rates.append((offset + len(records), len(records) / (time.perf_counter() - started)))
+                rates.append((offset + len(records), len(records) / (time.perf_counter() - started),
+                              len(records) / max(time.process_time() - cpu, 1e-9)))
                 print(f"imported {offset + len(records)}/{entries}", file=sys.stderr)
         finally:
             maintenance.embed_pending = real  # type: ignore[assignment]
@@ -367,8 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rates, embed_rate, embedded = import_rate(args.cache, args.import_entries, args.import_embed)
         first, last = rates[0][1], rates[-1][1]
         print(f"- import ({args.import_entries:,} entries, `import_records`: entries, full text, facts, supersession "
-              "and audit; vectors queued): " + ", ".join(f"≤{n:,}: {rate:.0f}/s" for n, rate in rates)
-              + f"; last slice {100 * (last / first - 1):+.0f} % against the first; min/max {min(r for _n, r in rates) / max(r for _n, r in rates):.2f}")
+              "and audit; vectors queued), entries/s (per CPU-second): " + ", ".join(f"≤{n:,}: {rate:.0f} ({cpu:.0f})" for n, rate, cpu in rates)
+              + f"; last slice {100 * (last / first - 1):+.0f} % against the first (CPU: {100 * (rates[-1][2] / rates[0][2] - 1):+.0f} %)")
         if embedded:
             print(f"- import, second phase (the queued vectors embedded, first {embedded:,}): {embed_rate:.0f} entries/s")
     return 0

@@ -18,8 +18,15 @@ its vector is stored the entry is found by full text and facts, not by the vecto
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+try:
+    import fcntl  # the background embedder's lock (POSIX)
+except ImportError:  # pragma: no cover - Windows: writes embed inline
+    fcntl = None  # type: ignore[assignment]
 
 from .supersede import SUPERSEDING_TYPES, supersede_by_resemblance
 
@@ -59,3 +66,31 @@ class QueuedIds:
             self.ids = set(self.store.pending(self.space))
             self.top = max([self.top, *self.ids])
         return self.ids.intersection(ids)
+
+
+WORKER_MODULE = "crib_plugin.hosts.embed_worker"
+"""What :func:`start_background_embedder` runs (a module name, not an import: the worker is a host)."""
+
+
+def in_background(store: Any, count: int) -> bool:
+    """Whether a write of ``count`` entries leaves its vectors to a background embedder: a single
+    entry, ``CRIB_WRITE_VECTORS=background``, a SQLite store (a file the worker can open) and a
+    platform with ``fcntl`` (the worker's lock)."""
+    from ..core.config import write_vectors_mode
+
+    return count == 1 and fcntl is not None and hasattr(store, "path") and write_vectors_mode() == "background"
+
+
+def start_background_embedder(db: Any, reports: list[Any]) -> list[Any]:
+    """When one of ``reports`` (the write's) stored an entry without its vector, start a detached
+    ``python -m`` :data:`WORKER_MODULE` for the store ``db``; it embeds the queue and exits (one at
+    a time per store: a file lock). A failure to start leaves the entry queued for the next one or
+    ``crib reindex``: the write never fails for it. Returns ``reports``."""
+    if not any(not r.duplicate and not r.embedded for r in reports):
+        return reports
+    try:
+        subprocess.Popen([sys.executable, "-m", WORKER_MODULE, str(db)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        pass
+    return reports

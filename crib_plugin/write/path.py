@@ -26,7 +26,7 @@ from ..core.authorship import authored
 from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
 from ..core.records import Entry, Triple
-from .deferred import DEFERRED
+from .deferred import DEFERRED, in_background, start_background_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -183,9 +183,8 @@ def write_prepared(
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
-    ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
-    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`). ``defer_vectors``
-    stores no vector: each entry is queued and embedded later (:mod:`crib_plugin.write.deferred`)."""
+    ``same_text`` (``Memory.write``) also counts the same text as a duplicate (:mod:`.same_text`);
+    ``defer_vectors`` queues every vector, embedded later (:mod:`crib_plugin.write.deferred`)."""
     from ..core.config import embed_budget, extract_budget
     from ..core.write_types import WriteReport
 
@@ -194,6 +193,7 @@ def write_prepared(
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
+    background = not defer_vectors and in_background(memory.store, len(prepared))  # CRIB_WRITE_VECTORS
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []
@@ -217,7 +217,7 @@ def write_prepared(
                     continue
                 seen[key] = index
             todo.append(index)
-        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit, defer=defer_vectors)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit, defer=defer_vectors or background)
         if dedupe:  # later copies of an item written in this call point at it
             for index in indexes:
                 if reports[index] is None:
@@ -226,7 +226,8 @@ def write_prepared(
                     reports[index] = WriteReport(first.entry_id, duplicate=True)
         if on_progress is not None:
             on_progress(indexes.stop, len(prepared))
-    return [r for r in reports if r is not None]
+    done = [r for r in reports if r is not None]
+    return start_background_embedder(memory.store.path, done) if background else done
 
 
 def _write_batch(
