@@ -199,9 +199,10 @@ def time_commands(db: Path, runs: int) -> dict[str, Command]:
     return commands
 
 
-def time_writes(db: Path, per_type: int) -> dict[str, list[float]]:
-    """Wall time of ``crib write --type T`` as fresh processes; each written entry is deleted after."""
-    env = dict(os.environ, CRIB_DB=str(db.resolve()))
+def time_writes(db: Path, per_type: int, vectors: str = "inline") -> dict[str, list[float]]:
+    """Wall time of ``crib write --type T`` as fresh processes (``CRIB_WRITE_VECTORS=vectors``);
+    each written entry is deleted after (once a background embedder is done with it)."""
+    env = dict(os.environ, CRIB_DB=str(db.resolve()), CRIB_WRITE_VECTORS=vectors)
     out: dict[str, list[float]] = {}
     for kind in TYPES:
         for n in range(per_type):
@@ -213,8 +214,21 @@ def time_writes(db: Path, per_type: int) -> dict[str, list[float]]:
             out.setdefault(kind, []).append(time.perf_counter() - started)
             if result.returncode != 0:
                 print(f"crib write --type {kind} failed: {result.stderr.strip()[:200]}", file=sys.stderr)
+    _wait_for_embedder(db)
     _drop_written(db)
     return out
+
+
+def _wait_for_embedder(db: Path, timeout: float = 300.0) -> None:
+    """Until nothing is queued for an embedding (``CRIB_WRITE_VECTORS=background``'s worker)."""
+    from crib_plugin.memory import Memory
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with Memory(db, settings=_settings(db)) as memory:
+            if not memory.store.pending():
+                return
+        time.sleep(1)
 
 
 def _drop_written(db: Path) -> None:
@@ -327,6 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", type=int, default=4096, help="memories embedded for real; the rest are replicas")
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
+    parser.add_argument("--write-vectors", default="inline", help="CRIB_WRITE_VECTORS for the timed writes: inline, background or both (comma list)")
     parser.add_argument("--recall", type=int, default=300, help="queries for recall@10 against exact k-NN (0: skip)")
     parser.add_argument("--import-entries", type=int, default=0, help="also time the import path on this many entries")
     parser.add_argument("--import-embed", type=int, default=2000,
@@ -349,9 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"({h.injected}/{len(h.times)} injected) | {_ms(s.times)} ms | {file_size(db)} | {1000 * numpy_ms:.0f} ms | "
                     f"{load_note()}{f'; {failed} failed runs' if failed else ''} |")
         extras.append(f"{size:,}: store {note}")
-        if args.writes:
-            writes = time_writes(db, args.writes)
-            extras.append(f"{size:,}: `crib write` median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items()))
+        for mode in [m.strip() for m in args.write_vectors.split(",") if m.strip()] if args.writes else []:
+            writes = time_writes(db, args.writes, mode)
+            extras.append(f"{size:,}: `crib write` ({mode}) median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items())
+                          + f"; ×numpy {max(statistics.median(v) for v in writes.values()) / numpy_ms:.1f} at most")
         if args.recall:
             recall, exact_ms, fast_ms, n = recall_at_10(db, args.recall)
             extras.append(f"{size:,}: vector recall@10 vs exact {100 * recall:.1f} % over {n} queries "

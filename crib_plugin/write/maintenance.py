@@ -80,6 +80,7 @@ def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress:
             if not ids:
                 return done
             entries = store.get_entries(ids)
+            ids = [i for i in ids if i in entries]  # one forgotten since it was claimed
             previous = [previous_of(memory, entries[i]) for i in ids]
             notes: list[str] = []
             vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
