@@ -7,7 +7,8 @@ Why it is shaped like this (issue 10):
   starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
   Work that fails or overruns is queued in ``pending_embeddings`` (an embedding per space, an
   extraction under :data:`~crib_plugin.store.sqlite.EXTRACT_QUEUE`) and ``crib reindex`` does it
-  later — the entry itself is always kept.
+  later — the entry itself is always kept. An import (and ``CRIB_WRITE_VECTORS=background``) queues
+  every vector on purpose and embeds it after the write (:mod:`crib_plugin.write.deferred`).
 * **One transaction per batch.** The entries of a batch (:data:`WRITE_BATCH`), their index rows,
   vectors, queue rows and facts are written in one ``BEGIN IMMEDIATE`` transaction, so a kill
   keeps every batch committed before it and loses nothing half-written.
