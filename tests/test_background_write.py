@@ -46,3 +46,18 @@ def test_a_background_write_is_embedded_by_the_worker(db: Path) -> None:
 def test_inline_is_the_default(db: Path) -> None:
     result = run_crib("write", "a note about the release runner")
     assert result.returncode == 0 and ", vector," in result.stdout
+
+
+def test_only_a_single_write_to_a_sqlite_file_goes_to_the_background(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from crib_plugin.core.dburl import ServerURL
+    from crib_plugin.write.deferred import in_background
+
+    monkeypatch.setenv("CRIB_WRITE_VECTORS", "background")
+    sqlite = SimpleNamespace(path=Path("/tmp/crib.db"))
+    assert in_background(sqlite, 1)
+    assert not in_background(sqlite, 2)  # a bulk write embeds in its own batches (or its second phase)
+    assert not in_background(SimpleNamespace(path=ServerURL("postgresql://u:p@localhost/crib")), 1)  # no file for a worker
+    monkeypatch.setenv("CRIB_WRITE_VECTORS", "inline")
+    assert not in_background(sqlite, 1)

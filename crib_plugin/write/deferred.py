@@ -21,6 +21,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 try:
@@ -78,7 +79,7 @@ def in_background(store: Any, count: int) -> bool:
     platform with ``fcntl`` (the worker's lock)."""
     from ..core.config import write_vectors_mode
 
-    return count == 1 and fcntl is not None and hasattr(store, "path") and write_vectors_mode() == "background"
+    return count == 1 and fcntl is not None and isinstance(getattr(store, "path", None), Path) and write_vectors_mode() == "background"
 
 
 def start_background_embedder(db: Any, reports: list[Any]) -> list[Any]:
