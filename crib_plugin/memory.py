@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from .core.config import Settings, load_settings
 from .core.dburl import as_location
 from .core.errors import CribError, InputError, ModelError
+from .core.limits import check_entry
 from .core.records import Entry, Hit, Retrieval, Triple
 from .core.timeutil import normalise_iso
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .output.block import produce_block
 from .output.render import CLASSIC, render_block
 from .plugins.manager import get_plugin_manager, registry
 from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
+from .store import open_store, open_upgraded
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
@@ -63,8 +66,6 @@ class Memory:
     def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
-            from .store import open_store, open_upgraded
-
             self._store = (open_upgraded(self.path) if self._readonly and self._upgrade
                            else open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly))
         return self._store
@@ -267,7 +268,6 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .core.limits import check_entry
         from .write.clean import clean_content, validate_type, with_clean_cue
         from .write.path import write_prepared
 
@@ -353,7 +353,6 @@ class Memory:
         channels: Sequence[str] | None = None,
     ) -> str:
         """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
-        from .output.block import produce_block
         block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
         return block
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from .core.config import get_settings, global_db_override, load_settings
 from .core.errors import InputError
 from .core.repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
 
@@ -50,8 +51,6 @@ def _env(name: str, environ: Mapping[str, str] | None) -> str | None:
 
 def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_DB`` (environment or config file; unchanged meaning), else :func:`repo_store`."""
-    from .core.config import get_settings, load_settings
-
     settings = get_settings() if environ is None else load_settings(environ)
     if cwd is None or settings.source("db") != "default":
         return settings.db
@@ -60,8 +59,6 @@ def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_GLOBAL_DB``, else ``crib.db`` in the user data directory (``platformdirs``)."""
-    from .core.config import global_db_override
-
     return global_db_override(environ) or user_data_dir(environ) / DB_NAME
 
 

@@ -19,6 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .repo import repo_root
+
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
 SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is one agent session
 
@@ -48,8 +50,6 @@ def agent() -> str:
 
 def project(cwd: Path | None = None) -> str:
     """The repository (its folder's name) the change was made from, else the current folder's name."""
-    from .repo import repo_root
-
     root = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
     return root.name
 

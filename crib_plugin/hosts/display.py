@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.faillog import log_failure
+
 EVENT = "MessageDisplay"
 STATE_MAX_AGE_SECONDS = 86_400.0
 
@@ -159,7 +161,6 @@ def run_message_display(stdin: IO[str], stdout: IO[str]) -> int:
             return 0
         text = output(display)
     except Exception as exc:  # fail open: the batch is shown as it is
-        from ..core.faillog import log_failure
 
         log_failure("hook message-display", exc)
         return 0

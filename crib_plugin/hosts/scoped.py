@@ -14,8 +14,11 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from ..core.config import load_settings
+from ..core.errors import StoreError
 from ..core.records import Hit, Retrieval
 from ..output.block import produce_block
+from ..output.render import CLASSIC
 from ..read.across import select_across, tag_scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,7 +107,6 @@ def recall_scopes(
 
     :class:`~crib_plugin.errors.StoreError` when none of the stores asked for exists.
     """
-    from ..core.errors import StoreError
     from ..scopes import SCOPES, open_scope, scope_path
 
     names = SCOPES if scope == "all" else (scope,)
@@ -131,8 +133,6 @@ def search(query: str, *, limit: int = 10, scope: str = "all", cwd: Path | None 
 
     Missing stores are skipped (an empty list when there is none); project first on ties.
     """
-    from ..core.errors import StoreError
-
     try:
         hits, _ = recall_scopes(query, scope=scope, limit=limit, cwd=cwd)
     except StoreError:
@@ -162,8 +162,6 @@ def retrieve(
     cwd: Path | None = None,
 ) -> str:
     """The rendered block over the project store then the global one; ``""`` when nothing is relevant."""
-    from ..core.config import load_settings
-    from ..output.render import CLASSIC
     from ..scopes import project_db
 
     settings = load_settings()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -18,8 +20,6 @@ from typing import IO
 def staging_dir(target: Path) -> Iterator[Path]:
     """A fresh temporary folder beside ``target`` (same filesystem, so rename is atomic),
     deleted on the way out unless it was published."""
-    import tempfile
-
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         # mkdtemp makes the folder private; the published model is plain, world-readable data
@@ -45,8 +45,6 @@ def publish(staging: Path, target: Path) -> None:
 
 def remove_tree(path: Path) -> None:
     """Delete a file or folder if it exists, ignoring errors (cleanup must not mask the cause)."""
-    import shutil
-
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..core.errors import ModelError, ModelUnavailable
 from .base import l2_normalise
 
@@ -82,8 +84,6 @@ class E5Embedder:
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, got {type(text).__name__}")
         if not texts:
-            import numpy as np
-
             return np.zeros((0, self.dim), dtype=np.float32)
         engine = self._loaded()
         with self._lock:  # the C engine keeps per-model scratch buffers: one call at a time

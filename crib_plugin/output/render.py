@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..core.config import cache_dir
+from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
 from ..core.timeutil import day, now_iso
 
@@ -78,7 +80,6 @@ def _bytecode_cache() -> Any:
     written is skipped silently: rendering never depends on it."""
     import jinja2
 
-    from ..core.config import cache_dir
 
     class QuietCache(jinja2.FileSystemBytecodeCache):
         def load_bytecode(self, bucket: Any) -> None:
@@ -181,7 +182,6 @@ def render_block(
     if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
-    from ..core.entry_types import as_table
     from ..text.scrub import neutralise_tags
 
     text = load_template(template, user_dir).render(

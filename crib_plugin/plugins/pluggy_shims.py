@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -55,8 +56,6 @@ def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
     dist: Any = None
     try:
         if dist_path and os.path.isdir(dist_path):
-            from pathlib import Path
-
             dist = importlib.metadata.PathDistribution(Path(dist_path))
         elif dist_name:
             dist = importlib.metadata.distribution(dist_name)

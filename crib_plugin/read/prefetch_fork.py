@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 from typing import Any, Callable
 
 from ..core import errors
@@ -34,8 +35,6 @@ def fork_quietly() -> int:
     """``os.fork()``, without Python 3.12's warning about forking a threaded process (the hook
     runs its work in a thread; the child only embeds and exits, taking no lock another thread
     could hold)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return os.fork()

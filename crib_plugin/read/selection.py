@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from ..core.errors import CribError
 from ..core.records import Retrieval
-from .fusion import fit_budget
+from .fusion import fit_budget, item_cost
 
 DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_FACTS = 10
@@ -70,7 +70,6 @@ def select(
 
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
     if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
-        from .fusion import item_cost
         from .pointers import choose_pointers
 
         used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in retrieval.hits)

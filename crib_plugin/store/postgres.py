@@ -31,9 +31,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..core.dburl import ServerURL, mask_url
 from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
+from .pooling import pooling
 from .postgres_schema import MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
 from .sqlite_admin import AdminMixin
@@ -287,8 +289,6 @@ def connect(url: str, readonly: bool = False) -> Any:
 def open_postgres(url: str, *, create: bool = True, migrate: bool = True, readonly: bool = False, conn: Any = None) -> PostgresStore:
     """Open the crib store in the database ``url`` names (created and migrated unless ``readonly``
     or ``create=False``). ``conn`` reuses a connection (the MCP server's pool)."""
-    from .pooling import pooling
-
     pool = _pool(url, readonly) if conn is None and pooling() else None
     if pool is not None:
         try:
@@ -320,8 +320,6 @@ def create_database(server_url: str, name: str, *, replace: bool = False) -> str
     """Create database ``name`` on the server ``server_url`` reaches (the role needs CREATEDB);
     returns its URL. ``replace`` drops one of that name first. For measurement stores
     (``crib eval --db-url``), not for a team's store, which its administrator creates."""
-    from urllib.parse import urlsplit, urlunsplit
-
     if not name.replace("_", "").isalnum():
         raise StoreError(f"not a plain database name: {name!r}")
     conn = connect(server_url)

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.config import setting_value
 from ..core.errors import ExtensionError
 from ..core.records import Entry
 
@@ -43,8 +44,6 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    from ..core.config import setting_value
-
     override = setting_value("vec_extension")
     if override:
         return override

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import CribError
 from ..core.timeutil import now_iso
 from .sqlite_rows import space_table
 
@@ -94,7 +95,6 @@ class VectorsMixin:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
         or rebuild it when missing or stale on a big store). Never fails the write: a problem
         leaves the index as it is, and searches use the exact scan while it is not current."""
-        from ..core.errors import CribError
         from . import vector_index_build
 
         try:

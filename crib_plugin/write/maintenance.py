@@ -9,10 +9,17 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..core.authorship import authored
+from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
 from ..core.errors import ConfigError, InputError, ModelError
+from ..core.limits import check_entry, check_metadata
 from ..core.records import Entry
 from ..core.timeutil import normalise_iso
 from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
+from ..models.base import embedder_key
+from ..store.base_vectors import to_blob
+from ..store.records import thread_of
+from .clean import validate_type
+from .path import drain_extractions
 
 
 def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -24,8 +31,6 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     Each batch commits on its own (a kill keeps it; a rerun continues from the next);
     ``on_progress(done, total)`` follows the batches.
     """
-    from .path import drain_extractions
-
     extracted = drain_extractions(memory, on_progress)
     store = memory.store
     if embedder:
@@ -34,7 +39,6 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
             raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(memory.registry.embedders))})")
         memory._embedder = memory.registry.make("embedders", embedder)
     model = memory.embedder()
-    from ..models.base import embedder_key
 
     key = embedder_key(model)
     probe = model.embed_documents(["crib reindex probe"])
@@ -55,8 +59,6 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
 def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress: Callable[[int, int], None] | None) -> int:
     """Embed the entries without a vector in ``table``, batch by batch (each batch claimed, so a
     concurrent reindexer takes others, and committed); returns how many; ``total`` is for progress."""
-    from ..store.base_vectors import to_blob
-
     store = memory.store
     done, after = 0, 0
     if on_progress is not None:
@@ -83,9 +85,6 @@ def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress:
 def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
     entry written while the model was down, or a switch of embedder)."""
-    from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
-    from ..store.base_vectors import to_blob
-
     store = memory.store
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
         return  # no cue anywhere: no cue space (and no second k-NN per prompt)
@@ -110,8 +109,6 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
 
 def previous_of(memory: Any, entry: Entry) -> str | None:
     """The content of the entry before ``entry`` in its thread, or ``None`` (embedding context)."""
-    from ..store.records import thread_of
-
     thread = thread_of(entry.metadata)
     if thread is None:
         return None
@@ -129,9 +126,6 @@ def import_records(
     writes nothing. Then they are written in batches that each commit (a kill keeps every
     batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
     """
-    from ..core.limits import check_entry, check_metadata
-    from .clean import validate_type
-
     items: list[NewEntry] = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict):

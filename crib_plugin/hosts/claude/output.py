@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...core.config import load_settings
+from ...core.faillog import log_failure
 from .input import CLAUDE_CONTEXT_CAP, EVENT_NAMES, HOOK_BUDGET, HookError
 from .state import SessionState, prune_sessions, session_ttl_days
 
@@ -42,7 +44,6 @@ class HookResult:
 
 def open_memory(db: Path) -> Any:
     """The project's memory, opened read-mostly (never created), budget capped for hooks."""
-    from ...core.config import load_settings
     from ...memory import Memory
 
     settings = load_settings()
@@ -74,8 +75,6 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from ...core.faillog import log_failure
-
         log_failure("hook on_prompt plugin", exc)
         return []
     state.entries |= {i for i in session.injected if isinstance(i, int)}

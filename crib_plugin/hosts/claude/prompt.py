@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...core.config import load_settings
+from ...core.faillog import log_failure
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
 from .state import SessionState
@@ -17,7 +19,6 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
-    from ...core.config import load_settings
     from ...read.prefetch import fork_for
 
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
@@ -49,7 +50,6 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
         except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
-            from ...core.faillog import log_failure
 
             log_failure("hook on_prompt plugin", exc)
             results = builtin_only(memory.pm)(prompt=hook.prompt, session=session)

@@ -9,6 +9,9 @@ import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from ...core.errors import StoreMissing
+from ...core.faillog import log_failure
+from ...core.limits import MAX_HOOK_STDIN_BYTES
 from .input import SESSION_START, USER_PROMPT_SUBMIT, HookError, HookInput, hook_timeout, parse_hook_input, resolve_db
 from .output import HookResult
 from .prompt import user_prompt_submit
@@ -23,8 +26,6 @@ HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
 
 def _read(stream: IO[str] | None) -> str:
     """At most ``MAX_HOOK_STDIN_BYTES`` of stdin, invalid UTF-8 replaced (never an error)."""
-    from ...core.limits import MAX_HOOK_STDIN_BYTES
-
     if stream is None or stream.closed:
         return ""
     try:
@@ -37,9 +38,6 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from ...core.errors import StoreMissing
-    from ...core.faillog import log_failure
-
     if isinstance(exc, StoreMissing):  # a server store nobody wrote to yet, like a missing file: not a failure
         return
     log_failure(f"hook {event}", exc)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 
 import click
 
+from ...core.config import load_settings
+from ...models.weights import ensure_minilm
+from ...plugins.manager import get_plugin_manager
+from ...plugins.session import ResponseStream
 from .common import open_memory
 
 
@@ -15,7 +20,6 @@ from .common import open_memory
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
-    from ...core.config import load_settings
     from ..bytecode import compile_package
 
     settings = load_settings()
@@ -25,7 +29,6 @@ def init(no_model: bool) -> None:
         version = memory.store.schema_version()
         name = memory.embedder_name()
         if not no_model and name == "minilm":
-            from ...models.weights import ensure_minilm
             from ..progress import fetch_model
 
             fetch_model(memory)  # with a progress bar when it has to be downloaded
@@ -47,11 +50,6 @@ def doctor() -> None:
 @click.command()
 def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
-    import codecs
-
-    from ...plugins.manager import get_plugin_manager
-    from ...plugins.session import ResponseStream
-
     hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
     stream = ResponseStream(id="crib-scrub")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any, NoReturn
 
 import click
 
 from ...core.errors import CribError
+from ...scopes import global_db
 
 log = logging.getLogger("crib")
 
@@ -38,7 +40,6 @@ def scope_kwargs(to_global: bool) -> dict[str, Any]:
     """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
     if not to_global:
         return {}
-    from ...scopes import global_db
 
     return {"path": global_db()}
 
@@ -51,8 +52,6 @@ def warn_all(memory: Any) -> None:
 def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
     if value:
-        import os
-
         os.environ["CRIB_NOW"] = value
 
 

@@ -13,13 +13,13 @@ from typing import Any
 import click
 
 from ...core.errors import InputError
+from ...scopes import SCOPES, list_scoped, open_scope, scope_path, stores_in_use
+from .io import read_stdin
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
 
 def _open(scope: str, create: bool = False) -> Any:
-    from ...scopes import open_scope
-
     return open_scope(scope, create=create)
 
 
@@ -39,8 +39,6 @@ def _line(row: dict[str, Any], width: int = 100) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of the stores.")
 def where(as_json: bool) -> None:
     """Print the stores in use (project, then global): path, whether it exists, entry count."""
-    from ...scopes import stores_in_use
-
     rows = []
     for scope in stores_in_use():
         count = None
@@ -66,8 +64,6 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
-    from ...scopes import list_scoped
-
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
     if as_json:
         _echo_json(rows)
@@ -123,7 +119,6 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
-    from ...scopes import SCOPES, scope_path
     from ...write.manage import stats as store_stats
 
     out: dict[str, Any] = {}
@@ -197,7 +192,6 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
     from ...write.manage import correct as correct_entry
-    from .io import read_stdin
 
     new_text = text if text is not None else read_stdin()
     if not new_text.strip():
@@ -216,7 +210,6 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
     """Say when entry ENTRY_ID should come back: WHEN (or stdin) lists the tasks, questions or
     symptoms it bears on. Its text is not touched; `--clear` removes the cue."""
     from ...write.manage import set_cue
-    from .io import read_stdin
 
     if clear:
         when = None
@@ -239,7 +232,6 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
-    from ...scopes import scope_path
     from ...write.manage import audit_log
 
     if not scope_path(scope).exists():

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ...core.config import get_settings
 from ...core.dburl import as_location
+from ...scopes import global_db
+from ...store import open_store
+from ...store.transfer import migrate_store
 
 
 @click.command()
@@ -15,10 +19,6 @@ def migrate(target: str, source: str | None, from_global: bool) -> None:
     """Copy every memory, fact (with its history), vector, queued item, setting and audit row of a
     store into TARGET, keeping ids and dates. Resumable: run it again after an interruption and it
     goes on where it stopped. The source is left unchanged; point CRIB_DB at TARGET afterwards."""
-    from ...core.config import get_settings
-    from ...scopes import global_db
-    from ...store import open_store
-    from ...store.transfer import migrate_store
     from ..progress import Progress
 
     origin = as_location(source) if source else (global_db() if from_global else get_settings().db)

@@ -9,6 +9,10 @@ import json
 
 import click
 
+from ...core.errors import InputError
+from ...core.limits import bound_prompt
+from ...output.render import CONTEXT
+
 
 @click.command(name="recall")
 @click.argument("question", nargs=-1, required=True)
@@ -20,15 +24,11 @@ import click
 def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as_json: bool) -> None:
     """What crib remembers about QUESTION: the dated block a prompt would get, or with --deep a cited answer
     drawn from many memories (or, with no model, the evidence, marked as not synthesised)."""
-    from ...core.errors import InputError
-    from ...core.limits import bound_prompt
-
     text = " ".join(question).strip()
     if not text or "\x00" in text:
         raise InputError("recall needs a question (text without NUL characters)")
     text = bound_prompt(text)
     if not deep:
-        from ...output.render import CONTEXT
         from ..scoped import retrieve
 
         click.echo(retrieve(text, template=CONTEXT) or "No stored memory is relevant to this question.")

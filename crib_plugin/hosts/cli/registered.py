@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ...core.config import overriding, parse_channels
 from .common import now_option, open_memory
 from .recall import recall
 
@@ -53,8 +54,6 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
     search hit@k per channel and latency on the coding-agent memory, per prompt kind.
     """
-    from ...core.config import overriding
-
     with overriding("CRIB_JUDGE_MODEL", judge_model):
         if eval_set == "coding":
             _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
@@ -99,7 +98,6 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
     """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""
     from crib_eval import noanswer
 
-    from ...core.config import parse_channels
 
     progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
     results = noanswer.run_all(

@@ -8,6 +8,10 @@ from pathlib import Path
 
 import click
 
+from ...core.config import get_settings
+from ...core.errors import ConfigError
+from ...text.redact import redact_for_render, redact_value
+from ...write.importers import read_records
 from .common import open_memory, scope_kwargs, warn_all
 
 
@@ -22,7 +26,6 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
     Everything is checked before anything is written: one bad record writes nothing.
     """
-    from ...write.importers import read_records
     from ..progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
@@ -41,8 +44,6 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 @click.option("--raw", is_flag=True, help="Print what is stored, unredacted (a byte-faithful backup of entries written before redaction).")
 def export(raw: bool) -> None:
     """Write every entry as JSONL to stdout (id, type, content, created_at, metadata), secrets redacted."""
-    from ...text.redact import redact_value
-
     with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
             click.echo(json.dumps(record if raw else redact_value(record), ensure_ascii=False))
@@ -55,7 +56,6 @@ def export(raw: bool) -> None:
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
     from ...store.facts import facts_command_output
-    from ...text.redact import redact_for_render, redact_value
 
     with open_memory(create=False, readonly=True) as memory:
         text = facts_command_output(memory.store, entity, all_versions, as_json)
@@ -68,8 +68,6 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--write-cues", is_flag=True, help="Then let CRIB_CUE_MODEL write the recall cue of every memory stored without one.")
 def reindex(embedder: str | None, write_cues: bool) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    from ...core.config import get_settings
-    from ...core.errors import ConfigError
     from ..progress import Progress, fetch_model
 
     model = get_settings().cue_model

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...core.config import describe, get_settings, project_config_file, user_config_file
 from ..hookspecs import hookimpl
+from ..manager import get_plugin_manager, plugin_report
 
 if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on the per-prompt path
     import click
@@ -48,7 +50,6 @@ def config_command(as_json: bool) -> None:
     """
     import click
 
-    from ...core.config import describe, get_settings, project_config_file, user_config_file
 
     rows = describe(get_settings())
     if as_json:
@@ -75,7 +76,6 @@ def plugins_command(as_json: bool) -> None:
     """The plugins loaded (built-ins included): name, version and the hooks each implements."""
     import click
 
-    from ..manager import get_plugin_manager, plugin_report
 
     rows = plugin_report(get_plugin_manager())
     if as_json:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
 from ...text.words import stem_list as _stems
+from ..temporal import TimeExpression
 from .prompt_kind import prompt_kind
 from .relevance import WINDOW_FLOOR_DROP
 from .specific import contains
@@ -124,7 +125,6 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
-    from ..temporal import TimeExpression
     from .relevance import AGREE_COVERAGE, FTS_COVERAGE, asks_by_time_alone, named_types, selective_window, vector_extras
     from .specific import distinctive
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
 from ...core.limits import MAX_SCAN_CHARS
-from ...core.records import Query, Retrieval
+from ...core.records import Hit, Query, Retrieval
 from ...text.cjk import entry_grams
 from ...text.words import stem_list as _stems
 from ..channels.vectors import MARGIN_SCALE, crowd_level
@@ -326,8 +326,6 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
 
 def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
     """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
-    from ...core.records import Hit
-
     have = {h.entry.id for h in retrieval.hits}
     missing = [i for i in ids if i not in have]
     if not missing:
