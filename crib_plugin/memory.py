@@ -21,6 +21,8 @@ from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 -
 from .output.block import produce_block
 from .output.render import CLASSIC, render_block
 from .plugins.manager import get_plugin_manager, registry
+from .read import prefetch
+from .read.prefetch import PrefetchedEmbedder
 from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .store import open_store, open_upgraded
 
@@ -72,8 +74,6 @@ class Memory:
 
     def close(self) -> None:
         if self._embedder is not None:
-            from .read.prefetch import PrefetchedEmbedder
-
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
         if self._store is not None:
@@ -110,8 +110,6 @@ class Memory:
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
-        from .read import prefetch
-
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
@@ -136,8 +134,6 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
-        from .read.prefetch import PrefetchedEmbedder
-
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:

@@ -12,6 +12,7 @@ A leaf: reads only the process (user, host name, environment), never a store.
 
 from __future__ import annotations
 
+import getpass
 import os
 import socket
 import uuid
@@ -28,8 +29,6 @@ SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is 
 @lru_cache(maxsize=1)
 def _user_and_machine() -> tuple[str, str]:
     try:
-        import getpass
-
         user = getpass.getuser()
     except Exception:  # no login name (a container without /etc/passwd entry)
         user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"

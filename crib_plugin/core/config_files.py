@@ -8,6 +8,7 @@ the per-prompt path pays two ``stat`` calls and nothing more.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import AbstractSet, Any
 
@@ -24,8 +25,6 @@ def user_config_file() -> Path:
     On Linux the XDG rule platformdirs applies is spelled out here, so the per-prompt path does not
     import it (~3 ms); ``tests/test_config.py`` checks the two agree.
     """
-    import sys
-
     if sys.platform.startswith("linux"):
         xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
         return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE

@@ -7,6 +7,7 @@ bookkeeping of finished children (:func:`reap_finished`). Nothing here imports n
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import warnings
@@ -58,8 +59,6 @@ def detach() -> None:
 
 def child_main(request_fd: int, answer_fd: int, text: str) -> None:
     """The child's life: import numpy while the parent loads the rest, then embed on request."""
-    import gc
-
     gc.disable()  # a short life: collecting would only copy the parent's pages (copy-on-write)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one short query: a BLAS pool only costs
     try:

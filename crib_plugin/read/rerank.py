@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..core.config import get_settings, load_settings
-from ..core.deadline import call_within
+from ..core.deadline import call_within, capped
 from ..core.limits import MAX_SCAN_CHARS
 from ..text.words import STOP_WORDS, split_words
 from .fusion import fit_budget
@@ -109,8 +109,6 @@ def reranker_choice(environ: dict[str, str] | None = None) -> str:
 
 def _deadline() -> float:
     """``CRIB_RERANK_DEADLINE``, or less when the running hook's own deadline comes sooner."""
-    from ..core.deadline import capped
-
     return capped(float(get_settings().rerank_deadline))
 
 

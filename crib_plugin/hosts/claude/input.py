@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from ...core.config import get_settings, load_settings
 from ...core.limits import bound_prompt
+from ...scopes import repo_store
 
 CLAUDE_CONTEXT_CAP = 10_000  # Claude Code replaces a longer injected string by a file path + preview
 HOOK_BUDGET = 9_000  # what crib's selection may use, leaving room for the fence and plugin blocks
@@ -86,8 +87,6 @@ def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Pat
     """``CRIB_DB`` (or ``db`` in a config file: the project's ``.crib.toml`` is looked for in the
     project dir), else ``.state/crib/crib.db`` at the repository root of the project dir, the
     hook's cwd, or ``.``."""
-    from ...scopes import repo_store
-
     env = os.environ if environ is None else environ
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
     settings = load_settings(env, project_dir=base or None)

@@ -7,6 +7,8 @@ from typing import Any
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
+from ...read.prefetch import fork_for
+from ...scopes import global_db
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
 from .state import SessionState
@@ -14,12 +16,9 @@ from .state import SessionState
 
 def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     """Relevant memories not yet injected in this session, as the fenced block (None: print nothing)."""
-    from ...scopes import global_db
-
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
-    from ...read.prefetch import fork_for
 
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
     try:
@@ -35,7 +34,6 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     Reads the project store and the global one (the global one alone while the project has none);
     the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
     from ...plugins.session import Session
-    from ...scopes import global_db
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with open_memory(db if scope == "project" else global_db()) as memory:

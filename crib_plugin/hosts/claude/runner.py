@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from ...core import deadline
 from ...core.errors import StoreMissing
 from ...core.faillog import log_failure
 from ...core.limits import MAX_HOOK_STDIN_BYTES
@@ -68,7 +69,6 @@ def run_hook(
     except Exception as exc:  # a malformed setting: log it (naming the variable), print nothing
         _log(event, exc)
         return 0
-    from ...core import deadline
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
         return _run_forked(event, stdin, stdout, timeout, started)
@@ -117,8 +117,6 @@ def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
 def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:
     """:func:`run_hook` for a hook process: :func:`crib_plugin.deadline.run_in_child` does the work
     in a forked child and, at the deadline, kills it and leaves with nothing printed."""
-    from ...core import deadline
-
     origin = started - deadline.process_age()  # the budget counts from the process's start
 
     def answer(note: Callable[[dict[str, Any]], None]) -> tuple[str, Any] | None:

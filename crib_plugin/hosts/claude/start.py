@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
+from ...scopes import global_db
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
@@ -146,7 +147,6 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
     from ...read.across import scope_key
-    from ...scopes import global_db
 
     if not (db.exists() or global_db().exists()):
         from ...plugins.type_registry import registered_types

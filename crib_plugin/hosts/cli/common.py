@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from ...core.errors import CribError
+from ...memory import Memory
 from ...scopes import global_db
 
 log = logging.getLogger("crib")
@@ -31,8 +32,6 @@ class CribGroup(click.Group):
 
 
 def open_memory(create: bool = True, **kwargs: Any) -> Any:
-    from ...memory import Memory
-
     return Memory(create=create, **kwargs)
 
 

@@ -13,6 +13,7 @@ from ...core.errors import InputError
 from ...output.explain import explain_text
 from ...plugins.type_registry import registered_types
 from ...text.redact import redact_for_render as safe
+from ..scoped import recall_scopes
 from .common import now_option, open_memory, scope_kwargs, warn_all
 from .io import read_stdin, read_stdin_text
 from .retrieve import run_retrieve
@@ -100,8 +101,6 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
-    from ..scoped import recall_scopes
-
     names = parse_channels(",".join(channels)) if channels else None
     hits, retrievals = recall_scopes(query, scope=scope, channels=names, limit=limit, warn=lambda n: click.echo(f"crib: warning: {n}", err=True))
     several = len(retrievals) > 1

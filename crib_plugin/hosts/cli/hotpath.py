@@ -8,6 +8,7 @@ Both paths share the functions here, so there is one implementation of each comm
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import Sequence
@@ -28,8 +29,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"], ["hook", "message-display"])
     if per_prompt and argv is None:
-        import gc
-
         gc.disable()  # a process of well under a second: collecting cycles would only cost time
     if args == ["retrieve"]:
         run_retrieve(read_stdin())

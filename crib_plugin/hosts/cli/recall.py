@@ -12,6 +12,7 @@ import click
 from ...core.errors import InputError
 from ...core.limits import bound_prompt
 from ...output.render import CONTEXT
+from ..scoped import retrieve
 
 
 @click.command(name="recall")
@@ -29,8 +30,6 @@ def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as
         raise InputError("recall needs a question (text without NUL characters)")
     text = bound_prompt(text)
     if not deep:
-        from ..scoped import retrieve
-
         click.echo(retrieve(text, template=CONTEXT) or "No stored memory is relevant to this question.")
         return
     from ..deep import configured_model, deep_recall

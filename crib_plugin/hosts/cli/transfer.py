@@ -10,6 +10,7 @@ import click
 
 from ...core.config import get_settings
 from ...core.errors import ConfigError
+from ...store.facts import facts_command_output
 from ...text.redact import redact_for_render, redact_value
 from ...write.importers import read_records
 from .common import open_memory, scope_kwargs, warn_all
@@ -55,8 +56,6 @@ def export(raw: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of facts.")
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
-    from ...store.facts import facts_command_output
-
     with open_memory(create=False, readonly=True) as memory:
         text = facts_command_output(memory.store, entity, all_versions, as_json)
     # facts extracted from text stored before redaction existed: redacted as shown (JSON stays JSON)

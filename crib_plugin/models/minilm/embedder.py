@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.errors import ModelError
 from ..base import l2_normalise
+from ..weights import ensure_minilm
 from .bert import Bert, load_safetensors
 from .blas import BLAS_THREADS
 from .tokenizer import TextEncoder
@@ -147,7 +148,6 @@ class MiniLMEmbedder:
         """The model folder: the one given, else the verified cache (fetching if allowed)."""
         if self._model_dir is not None:
             return self._model_dir
-        from ..weights import ensure_minilm
 
         return ensure_minilm(download=self._download)
 
