@@ -37,5 +37,5 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
+        return getattr(importlib.import_module(f".{module}", __name__), attr)  # deferred: PEP 562 re-exports; `import crib_plugin` loads none
     raise AttributeError(name)

@@ -137,9 +137,9 @@ class Memory:
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
+            # deferred: imported while the prompt embeds in the prefetch worker (50 + 106 ms), not after the vector arrives
+            from .read import rerank  # noqa: F401
             from .read.gate.relevance import term_weights
-
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
@@ -155,14 +155,14 @@ class Memory:
         return self._embedder
 
     def embedder_key(self) -> str:
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (<1 ms)
         from .models.base import embedder_key
-
         return embedder_key(self.embedder())
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
+        # deferred: the UserPromptSubmit hook would import it up front (180 ms)
         from .read.gate.relevance import floor_below_gate, vector_gate
-
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
             return stored
@@ -178,8 +178,8 @@ class Memory:
         wanted = self.settings.extractor
         if wanted != "auto":
             return wanted
+        # deferred: the SessionStart hook would import urllib.request up front (159 ms)
         from .models.ollama_probe import ollama_has_model
-
         model = self.settings.extraction_model
         return "ollama" if ollama_has_model(model) else "rules"
 
@@ -213,8 +213,8 @@ class Memory:
         except Exception as exc:  # model down or a plugin's bug: keep the entry, queue its vector
             notes.append(f"vector not stored (queued for `crib reindex`): {exc}")
             return None
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (1 ms)
         from .models.base import l2_normalise
-
         own = vectors[: len(contents)]
         for offset, index in enumerate(with_context):
             own[index] = l2_normalise(own[index] + vectors[len(contents) + offset])
@@ -239,8 +239,8 @@ class Memory:
         metadata) is not stored twice, nor the same text with another type or cue (its cue is
         updated): its id is returned and ``last_write.duplicate`` says so.
         """
+        # deferred: the UserPromptSubmit hook would import it up front (14 ms)
         from .write.clean import parse_write
-
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
         item = NewEntry(parsed.content, parsed.type, created_at, meta)
@@ -264,9 +264,10 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
+        # deferred: the UserPromptSubmit hook would import it up front (57 ms); the UserPromptSubmit hook would import
+        #   it up front (309 ms)
         from .write.clean import clean_content, validate_type, with_clean_cue
         from .write.path import write_prepared
-
         prepared: list[NewEntry] = []
         for item in items:
             if not cleaned:
@@ -281,8 +282,8 @@ class Memory:
 
     def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (22 ms)
         from .store.records import thread_of
-
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
         for item in items:
@@ -301,8 +302,8 @@ class Memory:
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
         """Every channel's ranking fused into one list (floors applied, budget not yet)."""
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (147 ms)
         from .read.recall import recall
-
         return recall(self, text, channels=channels)
 
     def search(self, query: str, limit: int = 10, *, channels: Sequence[str] | None = None) -> list[Hit]:
@@ -334,8 +335,8 @@ class Memory:
                 channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
+            # deferred: the UserPromptSubmit hook would import it up front (13 ms)
             from .output.retrieval_log import log_retrieval
-
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
 
@@ -357,8 +358,8 @@ class Memory:
     def forget(self, entry_id: int) -> bool:
         """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
         False if it did not exist."""
+        # deferred: the SessionStart hook would import httpx up front (2616 ms)
         from .write.manage import forget
-
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             return False
 
@@ -366,8 +367,8 @@ class Memory:
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
+        # deferred: the UserPromptSubmit hook would import it up front (256 ms)
         from .write.maintenance import reindex
-
         return reindex(self, embedder, on_progress)
 
     def export(self) -> Iterator[dict[str, Any]]:
@@ -379,8 +380,8 @@ class Memory:
         self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
     ) -> list[WriteReport]:
         """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
+        # deferred: the UserPromptSubmit hook would import it up front (66 ms)
         from .write.maintenance import import_records
-
         return import_records(self, records, on_progress)
 
     def entry(self, entry_id: int) -> Entry | None:

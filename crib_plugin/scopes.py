@@ -70,6 +70,7 @@ def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
         xdg = _env("XDG_DATA_HOME", environ)
         base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
         return base / "crib"
+    # deferred: the UserPromptSubmit hook would import it up front (6 ms)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("crib", appauthor=False))
@@ -93,6 +94,7 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
     """A :class:`~crib_plugin.memory.Memory` on one scope's store (missing + ``create=False`` →
     StoreError when first used, like ``Memory(create=False)``); ``readonly`` for read commands,
     which never create, migrate or convert a file."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (14 ms)
     from .memory import Memory
 
     return Memory(scope_path(scope, cwd), create=create and not readonly, readonly=readonly)
@@ -101,6 +103,7 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
 def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
     stores are skipped. Newest first across scopes."""
+    # deferred: the SessionStart hook would import httpx up front (4139 ms)
     from .write.manage import list_entries
 
     names = SCOPES if scope == "all" else (scope,)

@@ -28,6 +28,7 @@ def user_config_file() -> Path:
     if sys.platform.startswith("linux"):
         xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
         return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE
+    # deferred: the UserPromptSubmit hook would import it up front (2 ms)
     import platformdirs
 
     return Path(platformdirs.user_config_dir("crib")) / USER_FILE
@@ -52,8 +53,10 @@ def read_toml(file: Path, known: AbstractSet[str]) -> dict[str, Any]:
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
+        # deferred: tomllib on Python >= 3.11, the tomli backport before (which one exists is known only here)
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError:  # Python 3.10
+        # deferred: the backport, before Python 3.11
         import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
     try:
         with file.open("rb") as fh:

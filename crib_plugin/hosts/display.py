@@ -65,6 +65,8 @@ def parse_batch(raw: str) -> DisplayBatch | None:
 
 def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     """Where partial-tag state is kept (see the module docstring)."""
+    # deferred: the MessageDisplay hook would import it up front (124 ms); the MessageDisplay hook would import it up
+    #   front (145 ms)
     from .claude.input import HookInput, resolve_db
     from .claude.state import sessions_dir
 
@@ -72,12 +74,14 @@ def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     folder = sessions_dir(db)
     if folder.parent.is_dir():
         return folder / "display"
+    # deferred: the MessageDisplay hook would import it up front (43 ms)
     from ..core.config import cache_dir
 
     return cache_dir() / "display"
 
 
 def state_file(folder: Path, batch: DisplayBatch) -> Path:
+    # deferred: the MessageDisplay hook would import it up front (137 ms)
     from .claude.state import sanitise_session_id
 
     session = sanitise_session_id(batch.session_id) or "nosession"
@@ -85,6 +89,7 @@ def state_file(folder: Path, batch: DisplayBatch) -> Path:
 
 
 def _load(path: Path) -> Any:
+    # deferred: the MessageDisplay hook would import it up front (2 ms)
     from ..text.scrub import Scrubber
 
     try:
@@ -118,6 +123,7 @@ def _unlink(path: Path) -> None:
 
 def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | None = None) -> int:
     """Delete state files of streams that never sent their ``final`` batch."""
+    # deferred: the MessageDisplay hook would import it up front (<1 ms)
     from ..core.stale_files import prune_older_than
 
     return prune_older_than(folder, max_age, now=now)
@@ -126,6 +132,7 @@ def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | 
 def scrub_batch(batch: DisplayBatch, folder: Path) -> str | None:
     """What to show for this batch: the scrubbed text, or None to leave the batch unchanged."""
     if not batch.message_id:  # no way to carry state: scrub the batch on its own
+        # deferred: the MessageDisplay hook would import it up front (26 ms)
         from ..text.scrub import scrub_text
 
         out = scrub_text(batch.delta)

@@ -191,6 +191,7 @@ def search(query: str, limit: int = 10, scope: ReadScope = "all") -> dict[str, A
     (`show(id)` returns one in full); "superseded_by" marks a memory a correction replaced;
     "left_off" counts hits cut to keep the answer under about 4 KB.
     """
+    # deferred: `crib mcp` start would import httpx up front (1650 ms)
     from .deep.tools import search_manifest
 
     _text(query, "query", MAX_QUERY_CHARS)
@@ -206,6 +207,7 @@ def show(id: int, scope: Scope = "project") -> str:
     superseded it, the current (newest) text comes first, marked, so the stale version is never
     read alone.
     """
+    # deferred: `crib mcp` start would import httpx up front (1497 ms)
     from .deep.tools import show_text
 
     return show_text(_id(id), scope)
@@ -222,6 +224,7 @@ def manifest(question: str, scope: ReadScope = "all") -> dict[str, Any]:
     within about 4 KB (CRIB_DEEP_MANIFEST), never a whole memory. Then `grep` to confirm other
     terms in chosen ids and `show` to read the best few in full (the deep-recall subagent does this).
     """
+    # deferred: `crib mcp` start would import httpx up front (1565 ms)
     from .deep.tools import manifest_json
 
     return manifest_json(_text(question, "question", MAX_QUERY_CHARS), scope)
@@ -236,6 +239,7 @@ def grep(ids: list[int], terms: list[str], scope: Scope = "project") -> dict[str
     "not_found": [ids]}: excerpts are ~120 characters around each confirmed term, never the whole
     memory. Skip the memories that confirm nothing; `show` the ones that do.
     """
+    # deferred: `crib mcp` start would import httpx up front (1586 ms)
     from .deep.tools import grep_json
 
     if not ids or len(ids) > MAX_GREP_IDS:
@@ -272,6 +276,7 @@ def correct(id: int, text: str, scope: Scope = "project") -> dict[str, Any]:
     The new memory is stored as a correction that supersedes the old one, so the corrected text is
     what comes back from now on. Returns {"id": new id, "corrects": old id, "scope"}.
     """
+    # deferred: `crib mcp` start would import httpx up front (1549 ms)
     from ..write.manage import correct as correct_entry
 
     _text(text, "text", MAX_TEXT_CHARS)
@@ -289,6 +294,7 @@ def cue(id: int, when: str, scope: Scope = "project") -> dict[str, Any]:
     package; running Python tools"). An empty `when` removes the cue. `id` is the memory's id,
     `scope` the store holding it ("project" or "global"). Returns {"id", "when", "embedded"}.
     """
+    # deferred: `crib mcp` start would import httpx up front (1794 ms)
     from ..write.manage import set_cue
 
     _text(when, "when", MAX_TEXT_CHARS, allow_empty=True)
@@ -306,6 +312,8 @@ def forget(ids: list[int] | None = None, query: str | None = None, confirm: bool
     ({"would_forget": [...]}); call again with confirm=true to delete those. `scope`: "project"
     (default) or "global". Returns {"forgotten": [ids], "not_found": [ids]}.
     """
+    # deferred: `crib mcp` start would import httpx up front (1724 ms); `crib mcp` start would import httpx up front
+    #   (1202 ms)
     from ..read.forget_preview import preview_forget
     from ..write.manage import forget as forget_entries
 

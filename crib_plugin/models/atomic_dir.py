@@ -74,10 +74,12 @@ def exclusive_lock(target: Path) -> Iterator[None]:
 def _acquire(handle: IO[bytes]) -> None:
     """Block until the file lock is held (fcntl on POSIX, msvcrt on Windows)."""
     try:
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
     except ImportError:  # pragma: no cover - Windows
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import msvcrt
 
         handle.seek(0)
@@ -94,10 +96,12 @@ def _acquire(handle: IO[bytes]) -> None:
 def _release(handle: IO[bytes]) -> None:
     """Release the lock taken by :func:`_acquire`."""
     try:
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
     except ImportError:  # pragma: no cover - Windows
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import msvcrt
 
         handle.seek(0)

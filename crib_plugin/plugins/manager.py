@@ -84,7 +84,7 @@ def new_plugin_manager(*, load_entrypoints: bool = True) -> pluggy.PluginManager
     if load_entrypoints:
         _load_entrypoints(pm)
     for name in DEFAULT_PLUGINS:
-        module = importlib.import_module(name)
+        module = importlib.import_module(name)  # deferred: the built-in plugins, by name, registered on first use
         pm.register(module, name)
     return pm
 

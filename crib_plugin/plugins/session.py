@@ -50,6 +50,7 @@ class ResponseStream:
 
     def get_scrubber(self) -> "Scrubber":
         if self.scrubber is None:
+            # deferred: `crib retrieve` when nothing is shown would import it up front (18 ms)
             from ..text.scrub import Scrubber
 
             self.scrubber = Scrubber()

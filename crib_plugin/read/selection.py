@@ -34,6 +34,7 @@ def select(
     below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
     session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
     """
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (209 ms)
     from ..core.deadline import capped
     from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
     from .gate.relevance import close_if_irrelevant
@@ -55,6 +56,7 @@ def select(
             retrieval.dropped.append((hit.entry.id, "already injected this session"))
     facts = retrieval.facts[:DEFAULT_MAX_FACTS]
     fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (113 ms)
     from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
     retrieval.hits = candidates
@@ -66,10 +68,11 @@ def select(
         retrieval.dropped.append((candidates[index].entry.id, "budget"))
     retrieval.hits = [candidates[i] for i in kept]
     retrieval.facts = facts
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (24 ms)
     from ..write.supersede import attach_successors
-
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
     if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
+        # deferred: the UserPromptSubmit hook would import it up front (187 ms)
         from .pointers import choose_pointers
 
         used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in retrieval.hits)
@@ -79,6 +82,7 @@ def select(
 
 def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
     """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
+    # deferred: the UserPromptSubmit hook would import them up front (193 ms)
     from .gate.evidence import judge
     from .gate.relevance import FLOOR_BELOW_GATE
 

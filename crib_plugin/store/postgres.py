@@ -54,6 +54,8 @@ def pg_sql(sql: str) -> str:
 
 def pg_error(exc: BaseException, url: str, doing: str = "") -> StoreError:
     """One clear :class:`StoreError` subclass for a psycopg error (the URL shown masked)."""
+    # deferred: optional dependency used by the postgres extra (1527 ms); optional dependency used by the postgres
+    #   extra (1578 ms)
     import psycopg
     from psycopg import errors as pgerrors
 
@@ -115,6 +117,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     def transaction(self) -> Iterator[None]:
         """One short transaction (commit on success, roll back on any exception); nested calls
         are savepoints. A read-only store refuses before anything is sent."""
+        # deferred: optional dependency used by the postgres extra (1240 ms)
         import psycopg
 
         if self.readonly:
@@ -133,6 +136,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (``?`` placeholders) and return its rows; errors become StoreError."""
+        # deferred: optional dependency used by the postgres extra (1415 ms)
         import psycopg
 
         try:
@@ -255,6 +259,7 @@ def _pool(url: str, readonly: bool) -> Any:
     authentication round trips each time."""
     key = (url, readonly)
     if key not in _POOLS:
+        # deferred: optional dependency used by the postgres extra (1297 ms)
         from psycopg_pool import ConnectionPool
 
         def configure(conn: Any) -> None:
@@ -273,6 +278,7 @@ def connect(url: str, readonly: bool = False) -> Any:
     """A psycopg connection in autocommit (read-only sessions for readers); StoreError when the
     driver is missing or the server does not answer."""
     try:
+        # deferred: optional, falls back when missing (1441 ms)
         import psycopg
     except ImportError:
         raise StoreError("a postgresql:// store needs psycopg: pip install 'crib-plugin[postgres]'") from None

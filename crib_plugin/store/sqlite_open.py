@@ -125,7 +125,7 @@ def sqlite_capabilities() -> dict[str, Any]:
             info["sqlite_vec_error"] = str(exc)
     finally:
         conn.close()
-    import sqlite3  # stdlib, only to report the trap crib avoids
+    import sqlite3  # deferred: 2 ms, stdlib, only to report the trap crib avoids
 
     info["stdlib_sqlite3_can_load_extensions"] = hasattr(sqlite3.Connection, "enable_load_extension")
     return info

@@ -33,6 +33,7 @@ from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
 from ..store.sqlite import EXTRACT_QUEUE, content_hash
 from .clean import clean_cue
+from .same_text import same_text_report
 from .supersede import record_supersession
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,6 +135,7 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     if not model:
         return list(items), ""
 
+    # deferred: `crib write` would import httpx up front (4992 ms)
     from ..models.ollama.cue_writer import OllamaCueWriter
 
     def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
@@ -193,8 +195,6 @@ def write_prepared(
         for index in indexes:
             item = prepared[index]
             if dedupe and same_text:
-                from .same_text import same_text_report
-
                 same = same_text_report(memory, item)
                 if same is not None:
                     reports[index] = same

@@ -43,6 +43,7 @@ def same_text_report(memory: "Memory", item: "NewEntry") -> "WriteReport | None"
     report = WriteReport(found, duplicate=True, notes=[f"the same text is memory {found}: not stored again"])
     cue = cue_of(item.metadata)
     if cue and cue != cue_of(entries[found].metadata):
+        # deferred: `crib write` would import httpx up front (4781 ms)
         from .manage import set_cue
 
         set_cue(memory, found, cue)

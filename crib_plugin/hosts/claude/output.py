@@ -44,6 +44,7 @@ class HookResult:
 
 def open_memory(db: Path) -> Any:
     """The project's memory, opened read-mostly (never created), budget capped for hooks."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (66 ms)
     from ...memory import Memory
 
     settings = load_settings()
@@ -54,6 +55,8 @@ def open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (16 ms); imported after the
+    #   prefetch fork, overlapping the prompt's embedding (21 ms)
     from ...output.block import render_within
     from ...output.render import CONTEXT
 
@@ -66,6 +69,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     crib's built-in ``on_prompt`` is left out because the hook does that retrieval itself, with the
     session's fact ids excluded too. A failing plugin contributes nothing.
     """
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...plugins.session import Session
 
     pm = memory.pm

@@ -33,6 +33,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
 
     Reads the project store and the global one (the global one alone while the project has none);
     the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...plugins.session import Session
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone

@@ -73,6 +73,7 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...text.scrub import strip_memory_blocks
 
     for line in reversed(data.decode("utf-8", "replace").splitlines()):
@@ -107,6 +108,9 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
     their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (32 ms); imported after the
+    #   prefetch fork, overlapping the prompt's embedding (4 ms); imported after the prefetch fork, overlapping the
+    #   prompt's embedding (10 ms)
     from ...read.across import scope_key
     from ...read.fusion import fit_budget
     from ..scoped import close_shared, global_memory, select_scoped
@@ -146,9 +150,11 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
 
     if not (db.exists() or global_db().exists()):
+        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
         from ...plugins.type_registry import registered_types
 
         return HookResult(SESSION_START, memory_available(registered_types()))
@@ -159,6 +165,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
         entries, facts, channels = standing_entries(memory, prompt, budget, scope)
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (41 ms)
         from ...output.render import CONTEXT, render_block
 
         def render() -> str:

@@ -120,6 +120,7 @@ def int_set(value: Any) -> set[int]:
 
 def prune_sessions(folder: Path, max_age_days: float, *, now: float | None = None) -> int:
     """Delete session records (and stray temporary files) not touched for ``max_age_days``."""
+    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
     from ...core.stale_files import prune_older_than
 
     return prune_older_than(folder, max_age_days * 86400, suffix=".json", now=now)

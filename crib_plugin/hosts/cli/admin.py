@@ -20,6 +20,7 @@ from .common import open_memory
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
+    # deferred: the SessionStart hook would import compileall up front (1 ms)
     from ..bytecode import compile_package
 
     settings = load_settings()
@@ -29,6 +30,7 @@ def init(no_model: bool) -> None:
         version = memory.store.schema_version()
         name = memory.embedder_name()
         if not no_model and name == "minilm":
+            # deferred: the SessionStart hook would import tqdm up front (165 ms)
             from ..progress import fetch_model
 
             fetch_model(memory)  # with a progress bar when it has to be downloaded
@@ -40,6 +42,7 @@ def init(no_model: bool) -> None:
 @click.command()
 def doctor() -> None:
     """Check every prerequisite and print JSON; exit 1 when something required is missing."""
+    # deferred: the SessionStart hook would import compileall up front (226 ms)
     from ..doctor import run_doctor
 
     report = run_doctor()
@@ -72,6 +75,7 @@ def scrub() -> None:
 @click.command()
 def mcp() -> None:
     """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
+    # deferred: the SessionStart hook would import mcp.server.mcpserver up front (5446 ms)
     from ..mcp_server import main as serve
 
     serve()

@@ -34,13 +34,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_retrieve(read_stdin())
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
+        # deferred: the MessageDisplay hook would import it up front (27 ms)
         from ..claude import USER_PROMPT_SUBMIT, run_hook
 
         fast_exit(run_hook(USER_PROMPT_SUBMIT))
     if args == ["hook", "message-display"]:  # once per streamed batch of every answer
+        # deferred: the UserPromptSubmit hook would import it up front (52 ms)
         from ..display import run_message_display
 
         fast_exit(run_message_display(sys.stdin, sys.stdout))
+    # deferred: the MessageDisplay hook would import it up front (442 ms)
     from .app import main as cli_main
 
     cli_main(args)

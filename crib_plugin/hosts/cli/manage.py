@@ -78,6 +78,7 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
+    # deferred: the SessionStart hook would import httpx up front (2391 ms)
     from ...write.manage import show_entry
 
     with _open(scope) as memory:
@@ -119,6 +120,7 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
+    # deferred: the SessionStart hook would import httpx up front (2375 ms)
     from ...write.manage import stats as store_stats
 
     out: dict[str, Any] = {}
@@ -154,6 +156,8 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
+    # deferred: the SessionStart hook would import httpx up front (2545 ms); the SessionStart hook would import httpx
+    #   up front (2251 ms); the SessionStart hook would import httpx up front (2228 ms)
     from ...read.forget_preview import preview_forget
     from ...write.manage import forget as forget_ids
     from ...write.manage import iter_ids
@@ -191,6 +195,7 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
+    # deferred: the SessionStart hook would import httpx up front (2356 ms)
     from ...write.manage import correct as correct_entry
 
     new_text = text if text is not None else read_stdin()
@@ -209,6 +214,7 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
 def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
     """Say when entry ENTRY_ID should come back: WHEN (or stdin) lists the tasks, questions or
     symptoms it bears on. Its text is not touched; `--clear` removes the cue."""
+    # deferred: the SessionStart hook would import httpx up front (2529 ms)
     from ...write.manage import set_cue
 
     if clear:
@@ -232,6 +238,7 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
+    # deferred: the SessionStart hook would import httpx up front (2252 ms)
     from ...write.manage import audit_log
 
     if not scope_path(scope).exists():

@@ -19,6 +19,7 @@ def migrate(target: str, source: str | None, from_global: bool) -> None:
     """Copy every memory, fact (with its history), vector, queued item, setting and audit row of a
     store into TARGET, keeping ids and dates. Resumable: run it again after an interruption and it
     goes on where it stopped. The source is left unchanged; point CRIB_DB at TARGET afterwards."""
+    # deferred: the SessionStart hook would import tqdm up front (219 ms)
     from ..progress import Progress
 
     origin = as_location(source) if source else (global_db() if from_global else get_settings().db)

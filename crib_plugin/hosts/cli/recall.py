@@ -32,6 +32,8 @@ def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as
     if not deep:
         click.echo(retrieve(text, template=CONTEXT) or "No stored memory is relevant to this question.")
         return
+    # deferred: the SessionStart hook would import httpx up front (2339 ms); the SessionStart hook would import httpx
+    #   up front (2712 ms)
     from ..deep import configured_model, deep_recall
     from ..deep.report import to_json, to_text
 

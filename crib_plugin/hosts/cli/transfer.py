@@ -27,6 +27,7 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
     Everything is checked before anything is written: one bad record writes nothing.
     """
+    # deferred: the SessionStart hook would import tqdm up front (167 ms)
     from ..progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
@@ -67,6 +68,7 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--write-cues", is_flag=True, help="Then let CRIB_CUE_MODEL write the recall cue of every memory stored without one.")
 def reindex(embedder: str | None, write_cues: bool) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
+    # deferred: the SessionStart hook would import tqdm up front (52 ms)
     from ..progress import Progress, fetch_model
 
     model = get_settings().cue_model
@@ -76,6 +78,7 @@ def reindex(embedder: str | None, write_cues: bool) -> None:
         fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
     if write_cues and model:
+        # deferred: the SessionStart hook would import httpx up front (2062 ms)
         from ...write.manage import write_missing_cues
 
         with open_memory(create=False) as memory, Progress("cues", unit="entries") as progress:

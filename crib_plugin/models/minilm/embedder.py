@@ -104,6 +104,7 @@ class MiniLMEmbedder:
             else:
                 # imported here: concurrent.futures pulls in logging (~10 ms), and the
                 # per-prompt path (one query, one batch) never needs it
+                # deferred: `crib retrieve` when nothing is shown would import it up front (60 ms)
                 from concurrent.futures import ThreadPoolExecutor
 
                 with ThreadPoolExecutor(max_workers=min(self.workers, len(chunks))) as pool:

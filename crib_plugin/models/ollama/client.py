@@ -70,6 +70,7 @@ class OllamaBase:
         """The ``ollama.Client`` (created on first use; imports ``ollama`` then)."""
         if self._client is None:
             try:
+                # deferred: optional, falls back when missing (<1 ms)
                 import httpx
                 import ollama
             except ImportError as exc:  # pragma: no cover - a declared dependency

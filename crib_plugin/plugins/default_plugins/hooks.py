@@ -35,6 +35,7 @@ def on_prompt(prompt: str, session: Any) -> str | None:
     except StoreMissing:  # a server store nobody has written to yet: nothing to recall, as for a missing file
         return None
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (21 ms)
         import logging
 
         logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)

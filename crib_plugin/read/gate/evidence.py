@@ -91,6 +91,7 @@ class Cut:
 
 def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
     """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
+    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
     from .specific import term_weights
 
     weighted = term_weights(memory, text)
@@ -125,6 +126,7 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
+    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
     from .relevance import AGREE_COVERAGE, FTS_COVERAGE, asks_by_time_alone, named_types, selective_window, vector_extras
     from .specific import distinctive
 

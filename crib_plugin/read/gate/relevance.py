@@ -190,6 +190,7 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
 
 def _gate_role(memory: "Memory", name: str) -> str:
     """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
+    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
     from ..channels.base import channel_attr
 
     return str(channel_attr(memory, name, "gate", "match"))

@@ -59,6 +59,7 @@ def _slug(secret_type: str) -> str:
 
 def _plugin_specs() -> list[dict[str, object]]:
     """The denylist regexes of every detect-secrets plugin, as plain data (imports detect-secrets)."""
+    # deferred: the UserPromptSubmit hook would import it up front (1623 ms)
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     specs: list[dict[str, object]] = []
