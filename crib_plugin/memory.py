@@ -18,11 +18,8 @@ from .core.limits import check_entry
 from .core.records import Entry, Hit, Retrieval, Triple
 from .core.timeutil import normalise_iso
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
-from .output.block import produce_block
 from .output.render import CLASSIC, render_block
 from .plugins.manager import get_plugin_manager, registry
-from .read import prefetch
-from .read.prefetch import PrefetchedEmbedder
 from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .store import open_store, open_upgraded
 
@@ -74,6 +71,8 @@ class Memory:
 
     def close(self) -> None:
         if self._embedder is not None:
+            # deferred: the SessionStart hook would import it up front (21 ms)
+            from .read.prefetch import PrefetchedEmbedder
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
         if self._store is not None:
@@ -110,6 +109,8 @@ class Memory:
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
+        # deferred: the SessionStart hook would import it up front (22 ms)
+        from .read import prefetch
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
@@ -134,11 +135,13 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
+        # deferred: the SessionStart hook would import it up front (29 ms)
+        from .read.prefetch import PrefetchedEmbedder
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            # deferred: imported while the prompt embeds in the prefetch worker (50 + 106 ms), not after the vector arrives
-            from .read import rerank  # noqa: F401
+            # deferred: imported after the prefetch fork, overlapping the prompt's embedding (106 ms)
+            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
             from .read.gate.relevance import term_weights
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
@@ -161,7 +164,7 @@ class Memory:
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
-        # deferred: the UserPromptSubmit hook would import it up front (180 ms)
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (180 ms)
         from .read.gate.relevance import floor_below_gate, vector_gate
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
@@ -264,8 +267,7 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        # deferred: the UserPromptSubmit hook would import it up front (57 ms); the UserPromptSubmit hook would import
-        #   it up front (309 ms)
+        # deferred: the UserPromptSubmit hook would import it up front (309 ms)
         from .write.clean import clean_content, validate_type, with_clean_cue
         from .write.path import write_prepared
         prepared: list[NewEntry] = []
@@ -350,6 +352,8 @@ class Memory:
         channels: Sequence[str] | None = None,
     ) -> str:
         """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
+        # deferred: `crib write` would import it up front (1 ms)
+        from .output.block import produce_block
         block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
         return block
 

@@ -12,15 +12,12 @@ A leaf: reads only the process (user, host name, environment), never a store.
 
 from __future__ import annotations
 
-import getpass
 import os
 import socket
 import uuid
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-from .repo import repo_root
 
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
 SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is one agent session
@@ -29,6 +26,9 @@ SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is 
 @lru_cache(maxsize=1)
 def _user_and_machine() -> tuple[str, str]:
     try:
+        # deferred: `crib mcp` start would import getpass up front (<1 ms)
+        import getpass
+
         user = getpass.getuser()
     except Exception:  # no login name (a container without /etc/passwd entry)
         user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
@@ -49,6 +49,9 @@ def agent() -> str:
 
 def project(cwd: Path | None = None) -> str:
     """The repository (its folder's name) the change was made from, else the current folder's name."""
+    # deferred: `crib mcp` start would import it up front (<1 ms)
+    from .repo import repo_root
+
     root = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))
     return root.name
 

@@ -65,8 +65,7 @@ def parse_batch(raw: str) -> DisplayBatch | None:
 
 def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     """Where partial-tag state is kept (see the module docstring)."""
-    # deferred: the MessageDisplay hook would import it up front (124 ms); the MessageDisplay hook would import it up
-    #   front (145 ms)
+    # deferred: the MessageDisplay hook would import it up front (145 ms)
     from .claude.input import HookInput, resolve_db
     from .claude.state import sessions_dir
 

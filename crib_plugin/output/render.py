@@ -57,7 +57,7 @@ def environment(user_dir: Path | None = None) -> Any:
     dirs = template_dirs(user_dir)
     key = tuple(str(d) for d in dirs)
     if key not in _envs:
-        # deferred: the SessionStart hook would import jinja2 up front (232 ms)
+        # deferred: the SessionStart hook would import jinja2 up front (255 ms)
         import jinja2
 
         env = jinja2.Environment(
@@ -118,8 +118,7 @@ def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None
 
 
 def _entry_view(entry: Entry) -> View:
-    # deferred: `crib retrieve` when nothing is shown would import it up front (4 ms); `crib retrieve` when nothing is
-    #   shown would import it up front (34 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -137,8 +136,7 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
-    # deferred: the UserPromptSubmit hook would import it up front (193 ms); `crib retrieve` when nothing is shown
-    #   would import it up front (4 ms); `crib retrieve` when nothing is shown would import it up front (2 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (193 ms)
     from ..read.pointers import snippet
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
@@ -153,8 +151,7 @@ def _pointer_view(entry: Entry) -> View:
 
 
 def _fact_view(fact: Fact) -> View:
-    # deferred: `crib retrieve` when nothing is shown would import it up front (53 ms); `crib retrieve` when nothing is
-    #   shown would import it up front (2 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -190,7 +187,7 @@ def render_block(
     if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
-    # deferred: `crib retrieve` when nothing is shown would import it up front (2 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2 ms)
     from ..text.scrub import neutralise_tags
 
     text = load_template(template, user_dir).render(

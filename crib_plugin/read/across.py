@@ -101,7 +101,7 @@ def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> 
     project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
     project.facts = facts
     project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
-    # deferred: the UserPromptSubmit hook would import it up front (157 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (157 ms)
     from .pointers import merge_pointers
 
     used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import CribError
 from ..core.records import Hit, Retrieval
+from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,9 +82,6 @@ def pointer_cost(text: str) -> int:
 
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
-    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
-    from .channels.vectors import crowd_level
-
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
         return None

@@ -115,8 +115,7 @@ def _deadline() -> float:
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
-        # deferred: the UserPromptSubmit hook would import it up front (209 ms); the UserPromptSubmit hook would import
-        #   it up front (161 ms)
+        # deferred: the UserPromptSubmit hook would import it up front (209 ms)
         from ..models.ollama_host import DEFAULT_RERANK_MODEL
         from ..models.ollama_probe import ollama_has_model
 

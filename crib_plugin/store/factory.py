@@ -58,7 +58,7 @@ def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: 
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_store(url, create=create, migrate=migrate, readonly=readonly)
         return store
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (338 ms)
+    # deferred: `crib mcp` start would import apsw up front (338 ms)
     from .sqlite import open_store as open_sqlite  # the default backend, loaded when a store opens
 
     return open_sqlite(target, create=create, migrate=migrate, readonly=readonly)  # type: ignore[arg-type]
@@ -70,7 +70,7 @@ def open_upgraded(target: Path | str | ServerURL) -> Store:
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_upgraded(url)
         return store
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (489 ms)
+    # deferred: `crib mcp` start would import apsw up front (489 ms)
     from .sqlite import open_upgraded as open_sqlite_upgraded
 
     return open_sqlite_upgraded(target)  # type: ignore[arg-type]

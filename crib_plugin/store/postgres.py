@@ -54,8 +54,7 @@ def pg_sql(sql: str) -> str:
 
 def pg_error(exc: BaseException, url: str, doing: str = "") -> StoreError:
     """One clear :class:`StoreError` subclass for a psycopg error (the URL shown masked)."""
-    # deferred: optional dependency used by the postgres extra (1527 ms); optional dependency used by the postgres
-    #   extra (1578 ms)
+    # deferred: optional dependency used by the postgres extra (1578 ms)
     import psycopg
     from psycopg import errors as pgerrors
 
@@ -117,7 +116,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     def transaction(self) -> Iterator[None]:
         """One short transaction (commit on success, roll back on any exception); nested calls
         are savepoints. A read-only store refuses before anything is sent."""
-        # deferred: optional dependency used by the postgres extra (1240 ms)
+        # deferred: optional dependency used by the postgres extra (1441 ms)
         import psycopg
 
         if self.readonly:
@@ -136,7 +135,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (``?`` placeholders) and return its rows; errors become StoreError."""
-        # deferred: optional dependency used by the postgres extra (1415 ms)
+        # deferred: optional dependency used by the postgres extra (1441 ms)
         import psycopg
 
         try:

@@ -7,6 +7,7 @@ class, so no mixin module imports ``sqlite.py`` back.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import re
@@ -32,8 +33,6 @@ ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, cont
 
 def content_hash(content: str) -> str:
     """sha256 of the whitespace-normalised content; finds duplicates cheaply."""
-    import hashlib  # deferred: loads OpenSSL (~5-10 ms, 34 ms measured loaded) (~5-10 ms): only writes pay for it
-
     return hashlib.sha256(" ".join(content.split()).encode("utf-8")).hexdigest()
 
 

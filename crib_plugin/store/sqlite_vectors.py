@@ -87,7 +87,7 @@ class VectorsMixin:
 
         On a big store through the side index beside the database when it is current
         (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
-        # deferred: `crib retrieve` on a CJK prompt would import it up front (2 ms)
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
         from . import vector_index
 
         return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore

@@ -88,14 +88,14 @@ def generation(store: "SQLiteStore", table: str) -> int:
 
 
 def record_dtype(dim: int) -> Any:
-    # deferred: the UserPromptSubmit hook would import it up front (931 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     return np.dtype([("id", "<i8"), ("code", "u1", (dim // 8,))])
 
 
 def sign_codes(vectors: Any) -> Any:
-    # deferred: the UserPromptSubmit hook would import it up front (843 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     return np.packbits(vectors > 0, axis=1)
@@ -127,7 +127,7 @@ class Index:
                     return None
                 if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
                     return None  # the two files of one build, never mixed
-                # deferred: the UserPromptSubmit hook would import it up front (1335 ms)
+                # deferred: the UserPromptSubmit hook would import it up front (921 ms)
                 import numpy as np
 
                 dim, count = int(header["dim"]), int(header["count"])
@@ -149,7 +149,7 @@ class Index:
 
     def positions(self, ids: Sequence[int]) -> dict[int, int]:
         """Where each of ``ids`` is in the index (ids it does not hold are absent)."""
-        # deferred: the UserPromptSubmit hook would import it up front (1202 ms)
+        # deferred: the UserPromptSubmit hook would import it up front (921 ms)
         import numpy as np
 
         if not len(self.records) or not ids:
@@ -211,7 +211,7 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     tail = tail_ids(store, table, index.max_rowid, TAIL_MAX + 1)
     if len(tail) > TAIL_MAX:
         return store.exact_vector_search(table, vector, k)
-    # deferred: the UserPromptSubmit hook would import it up front (786 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     query = np.frombuffer(vector, dtype="<f4")
@@ -254,7 +254,7 @@ def _live(store: "SQLiteStore", table: str, ids: Sequence[int]) -> set[int]:
 
 def candidates(index: Index, query: Any, count: int) -> Any:
     """Positions of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
-    # deferred: the UserPromptSubmit hook would import it up front (968 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     records = index.records

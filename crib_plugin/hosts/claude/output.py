@@ -55,8 +55,7 @@ def open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (16 ms); imported after the
-    #   prefetch fork, overlapping the prompt's embedding (21 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (21 ms)
     from ...output.block import render_within
     from ...output.render import CONTEXT
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
-from ...read.prefetch import fork_for
 from ...scopes import global_db
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
@@ -19,6 +18,8 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
+    # deferred: the SessionStart hook would import it up front (21 ms)
+    from ...read.prefetch import fork_for
 
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
     try:

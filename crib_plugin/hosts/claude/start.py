@@ -108,9 +108,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
     their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (32 ms); imported after the
-    #   prefetch fork, overlapping the prompt's embedding (4 ms); imported after the prefetch fork, overlapping the
-    #   prompt's embedding (10 ms)
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
     from ...read.fusion import fit_budget
     from ..scoped import close_shared, global_memory, select_scoped

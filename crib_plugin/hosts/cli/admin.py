@@ -9,9 +9,7 @@ import sys
 import click
 
 from ...core.config import load_settings
-from ...models.weights import ensure_minilm
 from ...plugins.manager import get_plugin_manager
-from ...plugins.session import ResponseStream
 from .common import open_memory
 
 
@@ -30,7 +28,9 @@ def init(no_model: bool) -> None:
         version = memory.store.schema_version()
         name = memory.embedder_name()
         if not no_model and name == "minilm":
-            # deferred: the SessionStart hook would import tqdm up front (165 ms)
+            # deferred: `crib mcp` start would import it up front (40 ms); the SessionStart hook would import tqdm up
+            #   front (165 ms)
+            from ...models.weights import ensure_minilm
             from ..progress import fetch_model
 
             fetch_model(memory)  # with a progress bar when it has to be downloaded
@@ -53,6 +53,9 @@ def doctor() -> None:
 @click.command()
 def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
+    # deferred: the SessionStart hook would import it up front (31 ms)
+    from ...plugins.session import ResponseStream
+
     hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
     stream = ResponseStream(id="crib-scrub")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -33,8 +33,7 @@ def read_stdin() -> str:
 def read_stdin_text() -> str:
     """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
     the longest entry could need (InputError past it, before reading gigabytes)."""
-    # deferred: the MessageDisplay hook would import it up front (<1 ms); the MessageDisplay hook would import it up
-    #   front (19 ms)
+    # deferred: the MessageDisplay hook would import it up front (19 ms)
     from ...core.errors import InputError
     from ...core.limits import MAX_ENTRY_CHARS, decode_input
 

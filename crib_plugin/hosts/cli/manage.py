@@ -13,13 +13,15 @@ from typing import Any
 import click
 
 from ...core.errors import InputError
-from ...scopes import SCOPES, list_scoped, open_scope, scope_path, stores_in_use
 from .io import read_stdin
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
 
 def _open(scope: str, create: bool = False) -> Any:
+    # deferred: `crib mcp` start would import it up front (74 ms)
+    from ...scopes import open_scope
+
     return open_scope(scope, create=create)
 
 
@@ -39,6 +41,9 @@ def _line(row: dict[str, Any], width: int = 100) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of the stores.")
 def where(as_json: bool) -> None:
     """Print the stores in use (project, then global): path, whether it exists, entry count."""
+    # deferred: `crib mcp` start would import it up front (31 ms)
+    from ...scopes import stores_in_use
+
     rows = []
     for scope in stores_in_use():
         count = None
@@ -64,6 +69,9 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
+    # deferred: `crib mcp` start would import it up front (13 ms)
+    from ...scopes import list_scoped
+
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
     if as_json:
         _echo_json(rows)
@@ -120,7 +128,9 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
-    # deferred: the SessionStart hook would import httpx up front (2375 ms)
+    # deferred: `crib mcp` start would import it up front (75 ms); the SessionStart hook would import httpx up front
+    #   (2375 ms)
+    from ...scopes import SCOPES, scope_path
     from ...write.manage import stats as store_stats
 
     out: dict[str, Any] = {}
@@ -156,8 +166,7 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
-    # deferred: the SessionStart hook would import httpx up front (2545 ms); the SessionStart hook would import httpx
-    #   up front (2251 ms); the SessionStart hook would import httpx up front (2228 ms)
+    # deferred: the SessionStart hook would import httpx up front (2545 ms)
     from ...read.forget_preview import preview_forget
     from ...write.manage import forget as forget_ids
     from ...write.manage import iter_ids
@@ -238,7 +247,9 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
-    # deferred: the SessionStart hook would import httpx up front (2252 ms)
+    # deferred: `crib mcp` start would import it up front (99 ms); the SessionStart hook would import httpx up front
+    #   (2252 ms)
+    from ...scopes import scope_path
     from ...write.manage import audit_log
 
     if not scope_path(scope).exists():

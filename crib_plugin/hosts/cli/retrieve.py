@@ -40,8 +40,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         text = prompt_from_input(raw)
         if not text:
             return
-        # deferred: the MessageDisplay hook would import it up front (133 ms); the MessageDisplay hook would import it
-        #   up front (28 ms)
+        # deferred: the MessageDisplay hook would import it up front (133 ms)
         from ...core.config import load_settings
         from ...read.prefetch import fork_for
 
@@ -54,8 +53,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
-            # deferred: the MessageDisplay hook would import it up front (133 ms); the MessageDisplay hook would import
-            #   it up front (60 ms)
+            # deferred: the MessageDisplay hook would import it up front (133 ms)
             from ...output.render import FORMATS
             from ...plugins.session import Session
 

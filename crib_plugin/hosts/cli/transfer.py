@@ -10,9 +10,6 @@ import click
 
 from ...core.config import get_settings
 from ...core.errors import ConfigError
-from ...store.facts import facts_command_output
-from ...text.redact import redact_for_render, redact_value
-from ...write.importers import read_records
 from .common import open_memory, scope_kwargs, warn_all
 
 
@@ -27,7 +24,9 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
     Everything is checked before anything is written: one bad record writes nothing.
     """
-    # deferred: the SessionStart hook would import tqdm up front (167 ms)
+    # deferred: the SessionStart hook would import it up front (90 ms); the SessionStart hook would import tqdm up
+    #   front (52 ms)
+    from ...write.importers import read_records
     from ..progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
@@ -46,6 +45,9 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 @click.option("--raw", is_flag=True, help="Print what is stored, unredacted (a byte-faithful backup of entries written before redaction).")
 def export(raw: bool) -> None:
     """Write every entry as JSONL to stdout (id, type, content, created_at, metadata), secrets redacted."""
+    # deferred: the SessionStart hook would import it up front (33 ms)
+    from ...text.redact import redact_value
+
     with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
             click.echo(json.dumps(record if raw else redact_value(record), ensure_ascii=False))
@@ -57,6 +59,11 @@ def export(raw: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of facts.")
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
+    # deferred: `crib mcp` start would import apsw up front (90 ms); the SessionStart hook would import it up front (30
+    #   ms)
+    from ...store.facts import facts_command_output
+    from ...text.redact import redact_for_render, redact_value
+
     with open_memory(create=False, readonly=True) as memory:
         text = facts_command_output(memory.store, entity, all_versions, as_json)
     # facts extracted from text stored before redaction existed: redacted as shown (JSON stays JSON)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on
 
 @hookimpl(trylast=True)
 def register_commands(cli: click.Group) -> None:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (253 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (253 ms)
     from ...hosts.cli.registered import REGISTERED_COMMANDS
 
     for command in [*REGISTERED_COMMANDS, *_commands()]:
@@ -32,7 +32,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 def _commands() -> list[click.Command]:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (108 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
     config = click.command(name="config")(
@@ -50,7 +50,7 @@ def config_command(as_json: bool) -> None:
 
     Precedence: environment variable, then ./.crib.toml, then the user config.toml, then default.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
 
@@ -77,7 +77,7 @@ def _plain(value: Any) -> str:
 
 def plugins_command(as_json: bool) -> None:
     """The plugins loaded (built-ins included): name, version and the hooks each implements."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (135 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
 

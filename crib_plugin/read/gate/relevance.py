@@ -32,6 +32,7 @@ from ...core.limits import MAX_SCAN_CHARS
 from ...core.records import Hit, Query, Retrieval
 from ...text.cjk import entry_grams
 from ...text.words import stem_list as _stems
+from ..channels.base import channel_attr
 from ..channels.vectors import MARGIN_SCALE, crowd_level
 from ..query import cjk_grams
 from .prompt_kind import prompt_kind
@@ -190,9 +191,6 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
 
 def _gate_role(memory: "Memory", name: str) -> str:
     """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
-    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
-    from ..channels.base import channel_attr
-
     return str(channel_attr(memory, name, "gate", "match"))
 
 
