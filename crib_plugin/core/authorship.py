@@ -26,6 +26,7 @@ SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is 
 @lru_cache(maxsize=1)
 def _user_and_machine() -> tuple[str, str]:
     try:
+        # deferred: `crib mcp` start would import getpass up front (<1 ms)
         import getpass
 
         user = getpass.getuser()
@@ -48,6 +49,7 @@ def agent() -> str:
 
 def project(cwd: Path | None = None) -> str:
     """The repository (its folder's name) the change was made from, else the current folder's name."""
+    # deferred: `crib mcp` start would import it up front (<1 ms)
     from .repo import repo_root
 
     root = repo_root(cwd) or Path(os.path.abspath(cwd or Path.cwd()))

@@ -186,6 +186,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
             raise ConfigError(f"{spec.var}{origin} must be {exc}, got {raw!r}") from None
         sources[name] = where
     if "db" not in values:  # no CRIB_DB anywhere: the project store at the repository root
+        # deferred: `crib mcp` start would import it up front (<1 ms)
         from .repo import repo_store
 
         values["db"] = repo_store()

@@ -21,7 +21,11 @@ import sys
 import time
 from typing import IO, Any
 
+from tqdm import tqdm
+
 from ..core.config import progress_enabled
+from ..core.errors import CribError
+from ..models.weights import ensure_minilm, minilm_ready
 
 DEFAULT_EVERY = 500  # items between two plain lines when stderr is not a terminal
 
@@ -90,8 +94,6 @@ class Progress:
 
     def _draw(self, done: int, total: int) -> None:
         if self._bar is None:
-            from tqdm import tqdm  # type: ignore[import-untyped]
-
             width = _width(self.stream)
             self._bar = tqdm(
                 total=total or None, desc=self.label, unit=f" {self.unit}", unit_scale=self.unit_scale,
@@ -139,12 +141,9 @@ def fetch_model(memory: Any) -> None:
     """Before a long command embeds: fetch the offline model with a progress display when it is
     not in the cache yet (the first run), so the download is not a silent minute. A model that
     cannot be had is left to the command, which queues vectors or says what failed."""
-    from ..core.errors import CribError
-
     try:
         if memory.embedder_name() != "minilm":
             return
-        from ..models.weights import ensure_minilm, minilm_ready
 
         if minilm_ready():
             return

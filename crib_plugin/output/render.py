@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..core.config import cache_dir
+from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
 from ..core.timeutil import day, now_iso
 
@@ -55,6 +57,7 @@ def environment(user_dir: Path | None = None) -> Any:
     dirs = template_dirs(user_dir)
     key = tuple(str(d) for d in dirs)
     if key not in _envs:
+        # deferred: the SessionStart hook would import jinja2 up front (255 ms)
         import jinja2
 
         env = jinja2.Environment(
@@ -76,9 +79,9 @@ def _bytecode_cache() -> Any:
     instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
     the template's source, so an edited template is recompiled. A cache that cannot be read or
     written is skipped silently: rendering never depends on it."""
+    # deferred: the SessionStart hook would import jinja2 up front (255 ms)
     import jinja2
 
-    from ..core.config import cache_dir
 
     class QuietCache(jinja2.FileSystemBytecodeCache):
         def load_bytecode(self, bucket: Any) -> None:
@@ -115,6 +118,7 @@ def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None
 
 
 def _entry_view(entry: Entry) -> View:
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -132,6 +136,7 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (193 ms)
     from ..read.pointers import snippet
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
@@ -146,6 +151,7 @@ def _pointer_view(entry: Entry) -> View:
 
 
 def _fact_view(fact: Fact) -> View:
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -181,7 +187,7 @@ def render_block(
     if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
-    from ..core.entry_types import as_table
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2 ms)
     from ..text.scrub import neutralise_tags
 
     text = load_template(template, user_dir).render(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -50,13 +51,12 @@ class CribPluginManager(pluggy.PluginManager):
 
 def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
     """pluggy's wrapper around the distribution at ``dist_path`` (else named ``dist_name``), or None."""
+    # deferred: the SessionStart hook would import importlib.metadata up front (72 ms)
     import importlib.metadata
 
     dist: Any = None
     try:
         if dist_path and os.path.isdir(dist_path):
-            from pathlib import Path
-
             dist = importlib.metadata.PathDistribution(Path(dist_path))
         elif dist_name:
             dist = importlib.metadata.distribution(dist_name)
@@ -65,6 +65,7 @@ def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
     if dist is None:
         return None
     try:
+        # deferred: optional, falls back when missing (<1 ms)
         from pluggy._manager import DistFacade
     except ImportError:  # pragma: no cover - pluggy moved its private class
         return dist
@@ -80,7 +81,7 @@ def _resolve(value: str) -> Any:
     """Import what an entry-point value names ("module" or "module:attr.sub"), as ``EntryPoint.load``."""
     spec = value.split("[", 1)[0]  # old-style "[extras]" suffix: ignored, as importlib.metadata does
     module_name, _, attrs = spec.partition(":")
-    obj: Any = importlib.import_module(module_name.strip())
+    obj: Any = importlib.import_module(module_name.strip())  # deferred: an installed plugin's entry point
     for attr in attrs.strip().split("."):
         if attr:
             obj = getattr(obj, attr)
@@ -118,6 +119,7 @@ def register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[st
     """Register the selected ``EntryPoint`` objects of a full scan (import errors propagate)."""
     facade: Any = None
     try:
+        # deferred: optional, falls back when missing (<1 ms)
         from pluggy._manager import DistFacade as facade
     except ImportError:  # pragma: no cover - pluggy moved its private class
         pass

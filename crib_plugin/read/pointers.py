@@ -29,10 +29,13 @@ by its newest successor instead; the snippet is redacted and tag-neutralised whe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..core.errors import CribError
 from ..core.records import Hit, Retrieval
+from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,9 +84,6 @@ def pointer_cost(text: str) -> int:
 
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
-    from ..core.errors import CribError
-    from .channels.vectors import crowd_level
-
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
         return None
@@ -180,8 +180,6 @@ def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: 
 def _current(memory: "Memory", retrieval: Retrieval, hits: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
     """``hits`` with every superseded entry replaced by its newest successor (a pointer never leads
     to a belief that was replaced without what replaced it)."""
-    import dataclasses
-
     if not hits:
         return hits
     try:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.timeutil import now_iso
+from .records import AuditRow, EntryVersion, StoreCounts
+from .sqlite_rows import EXTRACT_QUEUE, row_to_entry
 
 if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
     from contextlib import AbstractContextManager
@@ -29,9 +31,6 @@ VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, supers
 
 
 def _version(row: Sequence[Any]) -> EntryVersion:
-    from .records import EntryVersion
-    from .sqlite_rows import row_to_entry
-
     return EntryVersion(row_to_entry(row[:6]), int(row[6]) if row[6] is not None else None)
 
 
@@ -106,7 +105,6 @@ class AdminMixin:
     def audit_rows(self, limit: int = 50, entry_id: int | None = None) -> list[AuditRow]:
         where, args = ("WHERE entry_id = ?", [entry_id]) if entry_id is not None else ("", [])
         rows = self.execute(f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit])
-        from .records import AuditRow
 
         return [AuditRow(int(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), json.loads(r[4] or "{}")) for r in rows]
 
@@ -145,8 +143,6 @@ class AdminMixin:
         return [_version(r) for r in rows]
 
     def counts(self) -> StoreCounts:
-        from .records import StoreCounts
-
         one = lambda sql: int(self.execute(sql)[0][0])
         by_type = {str(t): int(n) for t, n in self.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
         first, last = self.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
@@ -170,8 +166,6 @@ class AdminMixin:
         return [(int(r[0]), bytes(r[1])) for r in self.execute(f"SELECT rowid, embedding FROM {table}")]
 
     def clear_embedded_pending(self, table: str) -> None:
-        from .sqlite_rows import EXTRACT_QUEUE
-
         self.load_vec()
         self.execute(
             f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)

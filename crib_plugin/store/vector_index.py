@@ -88,12 +88,14 @@ def generation(store: "SQLiteStore", table: str) -> int:
 
 
 def record_dtype(dim: int) -> Any:
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     return np.dtype([("id", "<i8"), ("code", "u1", (dim // 8,))])
 
 
 def sign_codes(vectors: Any) -> Any:
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     return np.packbits(vectors > 0, axis=1)
@@ -125,6 +127,7 @@ class Index:
                     return None
                 if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
                     return None  # the two files of one build, never mixed
+                # deferred: the UserPromptSubmit hook would import it up front (921 ms)
                 import numpy as np
 
                 dim, count = int(header["dim"]), int(header["count"])
@@ -146,6 +149,7 @@ class Index:
 
     def positions(self, ids: Sequence[int]) -> dict[int, int]:
         """Where each of ``ids`` is in the index (ids it does not hold are absent)."""
+        # deferred: the UserPromptSubmit hook would import it up front (921 ms)
         import numpy as np
 
         if not len(self.records) or not ids:
@@ -207,6 +211,7 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     tail = tail_ids(store, table, index.max_rowid, TAIL_MAX + 1)
     if len(tail) > TAIL_MAX:
         return store.exact_vector_search(table, vector, k)
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     query = np.frombuffer(vector, dtype="<f4")
@@ -254,6 +259,7 @@ passes, where whole-column passes read all 56 MB of codes once per 64 bits (≈ 
 
 def candidates(index: Index, query: Any, count: int) -> Any:
     """Positions of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     records = index.records
@@ -282,6 +288,7 @@ def nearest_by_histogram(distance: Any, count: int) -> Any:
     """Positions of the ``count`` smallest of ``distance`` (small non-negative integers): every
     position below the distance where the running count reaches ``count``, then the first ones at
     that distance. Two linear passes, where ``argpartition`` (introselect) took 2-20× longer at 10⁶."""
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     running = np.cumsum(np.bincount(distance))
@@ -293,6 +300,7 @@ def nearest_by_histogram(distance: Any, count: int) -> Any:
 
 def nearest_of(query: Any, ids: Sequence[int], matrix: Any, k: int) -> list[tuple[int, float]]:
     """The ``k`` of ``ids`` (rows of ``matrix``) nearest ``query`` by cosine distance, ties by id."""
+    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
     if not len(ids):

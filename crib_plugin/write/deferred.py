@@ -29,6 +29,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: writes embed inline
     fcntl = None  # type: ignore[assignment]
 
+from ..core.config import write_vectors_mode
 from .supersede import SUPERSEDING_TYPES, supersede_by_resemblance
 
 DEFERRED = "deferred: embedded after the write (second phase of the import, or `crib reindex`)"
@@ -77,8 +78,6 @@ def in_background(store: Any, count: int) -> bool:
     """Whether a write of ``count`` entries leaves its vectors to a background embedder: a single
     entry, ``CRIB_WRITE_VECTORS=background``, a SQLite store (a file the worker can open) and a
     platform with ``fcntl`` (the worker's lock)."""
-    from ..core.config import write_vectors_mode
-
     return count == 1 and fcntl is not None and isinstance(getattr(store, "path", None), Path) and write_vectors_mode() == "background"
 
 

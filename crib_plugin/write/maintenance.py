@@ -9,10 +9,18 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..core.authorship import authored
+from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
 from ..core.errors import ConfigError, InputError, ModelError
+from ..core.limits import check_entry, check_metadata
 from ..core.records import Entry
 from ..core.timeutil import normalise_iso
 from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
+from ..models.base import embedder_key
+from ..store.base_vectors import to_blob
+from ..store.records import thread_of
+from .clean import validate_type
+from .deferred import QueuedIds, complete_supersession
+from .path import drain_extractions
 
 
 def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -24,8 +32,6 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     Each batch commits on its own (a kill keeps it; a rerun continues from the next);
     ``on_progress(done, total)`` follows the batches.
     """
-    from .path import drain_extractions
-
     extracted = drain_extractions(memory, on_progress)
     store = memory.store
     if embedder:
@@ -42,8 +48,6 @@ def embed_pending(memory: Any, on_progress: Callable[[int, int], None] | None = 
     then record the embedder and bring the side index up to date: ``(embedder key, embedded)``.
     ``audit`` (extra detail) records a ``reindex`` row; ``None`` records none (an import's second
     phase: the import records its own). A :class:`ModelError` leaves the rest queued."""
-    from ..models.base import embedder_key
-
     store = memory.store
     model = memory.embedder()
     key = embedder_key(model)
@@ -66,9 +70,6 @@ def embed_pending(memory: Any, on_progress: Callable[[int, int], None] | None = 
 def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress: Callable[[int, int], None] | None) -> int:
     """Embed the entries without a vector in ``table``, batch by batch (each batch claimed, so a
     concurrent reindexer takes others, and committed); returns how many; ``total`` is for progress."""
-    from ..store.base_vectors import to_blob
-    from .deferred import QueuedIds, complete_supersession
-
     store = memory.store
     done, after = 0, 0
     queued = QueuedIds(store, model.name)  # entries written without their vector (deferred, or the model was down)
@@ -102,9 +103,6 @@ def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress:
 def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
     entry written while the model was down, or a switch of embedder)."""
-    from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
-    from ..store.base_vectors import to_blob
-
     store = memory.store
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
         return  # no cue anywhere: no cue space (and no second k-NN per prompt)
@@ -129,8 +127,6 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
 
 def previous_of(memory: Any, entry: Entry) -> str | None:
     """The content of the entry before ``entry`` in its thread, or ``None`` (embedding context)."""
-    from ..store.records import thread_of
-
     thread = thread_of(entry.metadata)
     if thread is None:
         return None
@@ -153,9 +149,6 @@ def import_records(
     ``on_embed_progress``). A model that fails in the second phase leaves the vectors queued for
     ``crib reindex``, said in ``memory.warnings``: the entries are kept.
     """
-    from ..core.limits import check_entry, check_metadata
-    from .clean import validate_type
-
     items: list[NewEntry] = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict):

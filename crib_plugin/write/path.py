@@ -20,14 +20,23 @@ Why it is shaped like this (issue 10):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from ..core.authorship import authored
+from ..core.config import embed_budget, extract_budget, get_settings
+from ..core.cues import cue_of, cue_space_key, embed_cues, with_cue
 from ..core.deadline import Overrun, call_within
-from ..core.errors import ModelUnavailable
+from ..core.errors import ModelError, ModelUnavailable
 from ..core.records import Entry, Triple
+from ..core.write_types import EMBED_BATCH, WriteReport
+from ..store import facts as facts_mod
+from ..store.base_vectors import to_blob
+from ..store.sqlite import EXTRACT_QUEUE, content_hash
+from .clean import clean_cue
 from .deferred import DEFERRED, in_background, start_background_embedder
+from .same_text import same_text_report
+from .supersede import record_supersession
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -80,8 +89,6 @@ class Budgets:
 
 
 def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
-    from ..store.sqlite import content_hash
-
     return (item.type, content_hash(item.content), json.dumps(item.metadata, sort_keys=True, ensure_ascii=False))
 
 
@@ -95,8 +102,6 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, None, budgets.embed_down
     notes: list[str] = []
     previous = memory.previous_in_thread(items)
-    from ..core.cues import cue_of, embed_cues
-    from ..core.write_types import EMBED_BATCH
 
     cues = [cue_of(i.metadata) for i in items]
     budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH) * (2.0 if any(cues) else 1.0)
@@ -128,16 +133,12 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     agent's and marked ``when_by: "<model>"``. Each call has the extraction budget; the first failure
     (model down, too slow, a bad reply) leaves this and every later item of the call without a cue,
     never without its memory."""
-    from ..core.config import get_settings
-
     model = get_settings().cue_model
     if not model:
         return list(items), ""
-    from dataclasses import replace
 
-    from ..core.cues import cue_of, with_cue
+    # deferred: `crib write` would import httpx up front (4992 ms)
     from ..models.ollama.cue_writer import OllamaCueWriter
-    from .clean import clean_cue
 
     def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
         cue = clean_cue(run_within(lambda: writer.write_cue(item.content, item.type), budgets.extract, "cue writing"))
@@ -186,9 +187,6 @@ def write_prepared(
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
     ``same_text`` (``Memory.write``) also counts the same text as a duplicate (:mod:`.same_text`);
     ``defer_vectors`` queues every vector, embedded later (:mod:`crib_plugin.write.deferred`)."""
-    from ..core.config import embed_budget, extract_budget
-    from ..core.write_types import WriteReport
-
     scale = 1.0 if len(prepared) <= 1 else BULK_BUDGET_SCALE
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
     reports: list[WriteReport | None] = [None] * len(prepared)
@@ -201,8 +199,6 @@ def write_prepared(
         for index in indexes:
             item = prepared[index]
             if dedupe and same_text:
-                from .same_text import same_text_report
-
                 same = same_text_report(memory, item)
                 if same is not None:
                     reports[index] = same
@@ -247,8 +243,6 @@ def _write_batch(
     IMMEDIATE transaction."""
     if not todo:
         return
-    from ..core.cues import cue_of
-    from ..core.write_types import WriteReport
 
     store = memory.store
     items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
@@ -286,7 +280,6 @@ def cue_space(store: Any, key: str | None, cue_vectors: Sequence[Any] | None) ->
     found = [v for v in cue_vectors or () if v is not None]
     if not key or not found:
         return None
-    from ..core.cues import cue_space_key
 
     return str(store.ensure_vector_space(cue_space_key(key), len(found[0])))
 
@@ -306,13 +299,6 @@ def _insert_item(
     """Write one prepared entry inside the batch's transaction: the row, its vector (or a queued
     embedding) and its cue's vector, its facts (or a queued extraction), supersession, channel
     indexes and audit. Returns its :class:`WriteReport`."""
-    from ..core.records import Entry
-    from ..core.write_types import WriteReport
-    from ..store import facts as facts_mod
-    from ..store.base_vectors import to_blob
-    from ..store.sqlite import EXTRACT_QUEUE
-    from .supersede import record_supersession
-
     store = memory.store
     notes: list[str] = []
     created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
@@ -348,10 +334,6 @@ def drain_extractions(memory: "Memory", on_progress: Progress | None = None, bat
     queue rows; an extractor failure stops the drain with a :class:`ModelError`, leaving the rest
     queued.
     """
-    from ..core.errors import ModelError
-    from ..store import facts as facts_mod
-    from ..store.sqlite import EXTRACT_QUEUE
-
     store = memory.store
     queued = store.pending(EXTRACT_QUEUE)
     done = 0

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
 from ...core.limits import MAX_SCAN_CHARS
-from ...core.records import Query, Retrieval
+from ...core.records import Hit, Query, Retrieval
 from ...text.cjk import entry_grams
 from ...text.words import stem_list as _stems
+from ..channels.base import channel_attr
 from ..channels.vectors import MARGIN_SCALE
 from ..query import cjk_grams
 from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, facts_bear, term_weights
@@ -189,8 +190,6 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
 
 def _gate_role(memory: "Memory", name: str) -> str:
     """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
-    from ..channels.base import channel_attr
-
     return str(channel_attr(memory, name, "gate", "match"))
 
 
@@ -325,8 +324,6 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
 
 def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
     """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
-    from ...core.records import Hit
-
     have = {h.entry.id for h in retrieval.hits}
     missing = [i for i in ids if i not in have]
     if not missing:

@@ -33,6 +33,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...core.limits import MAX_SCAN_CHARS
+from ...text.lexicon import variants
 from ...text.words import stem_list
 from ..channels.vectors import CROWD_RANK, crowd_level
 from ..query import terms
@@ -61,8 +63,6 @@ Weighted = list[tuple[list[list[str]], float]]
 
 def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
     """The prompt's terms as (stemmed alternative forms, document frequency in the store)."""
-    from ...text.lexicon import variants
-
     out: list[tuple[list[list[str]], int]] = []
     for term in terms(text):
         forms = [term.text] if term.phrase else list(variants(term.text))
@@ -124,8 +124,6 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
     for a question; for a task, unless the words it shares with those entries are all common ones
     (the project's own vocabulary). A match on a specific word bears; so does one the facts channel
     made by a name's form alone ("postgres" → the PostgreSQL entity), which shares no word at all."""
-    from ...core.limits import MAX_SCAN_CHARS
-
     if prompt_kind(retrieval.query.text) != "task":
         return True
     contents = contents_of(memory, retrieval, entry_ids)
@@ -137,8 +135,6 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
 
 def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:
     """Which of ``contents`` (entry id → text) share a specific prompt term, and the term."""
-    from ...core.limits import MAX_SCAN_CHARS
-
     specific = specific_terms(memory, text)
     if not specific:
         return {}
