@@ -25,7 +25,8 @@ TEMPLATES = ("memory.md.j2", "memory_context.md.j2", "_items.md.j2")
 
 def pip(*args: str, python: Path | str = sys.executable) -> subprocess.CompletedProcess[str]:
     """``pip`` run by ``python``, using the build backend in place (no isolated build env) where it sees one."""
-    has_backend = subprocess.run([str(python), "-c", "import hatchling"], capture_output=True).returncode == 0
+    backend = "import hatchling, editables" if "-e" in args else "import hatchling"  # an editable build needs both
+    has_backend = subprocess.run([str(python), "-c", backend], capture_output=True).returncode == 0
     isolation = ["--no-build-isolation"] if has_backend else []
     done = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", *args[:1], *isolation, *args[1:]],
                           capture_output=True, text=True, timeout=600)
