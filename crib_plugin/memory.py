@@ -261,6 +261,7 @@ class Memory:
         on_progress: Callable[[int, int], None] | None = None,
         audit: str | None = "write",
         same_text: bool = False,
+        defer_vectors: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
@@ -281,7 +282,8 @@ class Memory:
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text,
+                              defer_vectors=defer_vectors)
 
     def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
@@ -381,12 +383,13 @@ class Memory:
             yield entry.to_json()
 
     def import_records(
-        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None,
+        on_embed_progress: Callable[[int, int], None] | None = None,
     ) -> list[WriteReport]:
-        """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
+        """Validate every record, write them in batches, then embed them (:func:`crib_plugin.write.maintenance.import_records`)."""
         from .write.maintenance import import_records
 
-        return import_records(self, records, on_progress)
+        return import_records(self, records, on_progress, on_embed_progress)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

@@ -68,13 +68,17 @@ class Progress:
         self.started = time.perf_counter()
         self.done = 0
         self.total = 0
+        self.ended: float | None = None  # when done reached total (a later phase does not dilute the rate)
         self._bar: Any = None
         self._last_line = 0
 
     # -- the callback ----------------------------------------------------------------------
 
     def __call__(self, done: int, total: int) -> None:
+        if done == 0 and self.done == 0:  # a phase announcing its start (the import's embedding): its clock starts now
+            self.started = time.perf_counter()
         self.done, self.total = done, total
+        self.ended = time.perf_counter() if total and done >= total else None
         if not self.enabled:
             return
         if self.tty:
@@ -115,7 +119,7 @@ class Progress:
     @property
     def rate(self) -> float:
         """Items per second so far (what the closing note of a long command quotes)."""
-        return self.done / max(time.perf_counter() - self.started, 1e-9)
+        return self.done / max((self.ended or time.perf_counter()) - self.started, 1e-9)
 
     # -- lifecycle -------------------------------------------------------------------------
 

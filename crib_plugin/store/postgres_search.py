@@ -43,6 +43,8 @@ def _blob(values: Sequence[float]) -> bytes:
 class PgEntriesMixin(EntriesMixin):
     """Entry rows on PostgreSQL: the shared statements, plus what differs from SQLite."""
 
+    COUNT_SQL = "SELECT count(*) FROM entries"  # no kept count (SQLite's migration 5) here
+
     if TYPE_CHECKING:  # provided by PostgresStore
 
         conn: Any

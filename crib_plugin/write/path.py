@@ -7,7 +7,8 @@ Why it is shaped like this (issue 10):
   starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
   Work that fails or overruns is queued in ``pending_embeddings`` (an embedding per space, an
   extraction under :data:`~crib_plugin.store.sqlite.EXTRACT_QUEUE`) and ``crib reindex`` does it
-  later — the entry itself is always kept.
+  later — the entry itself is always kept. An import (and ``CRIB_WRITE_VECTORS=background``) queues
+  every vector on purpose and embeds it after the write (:mod:`crib_plugin.write.deferred`).
 * **One transaction per batch.** The entries of a batch (:data:`WRITE_BATCH`), their index rows,
   vectors, queue rows and facts are written in one ``BEGIN IMMEDIATE`` transaction, so a kill
   keeps every batch committed before it and loses nothing half-written.
@@ -26,6 +27,7 @@ from ..core.authorship import authored
 from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelUnavailable
 from ..core.records import Entry, Triple
+from .deferred import DEFERRED, in_background, start_background_embedder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -177,12 +179,13 @@ def write_prepared(
     on_progress: Progress | None = None,
     audit: str | None = "write",
     same_text: bool = False,
+    defer_vectors: bool = False,
 ) -> list["WriteReport"]:
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
-    ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
-    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`)."""
+    ``same_text`` (``Memory.write``) also counts the same text as a duplicate (:mod:`.same_text`);
+    ``defer_vectors`` queues every vector, embedded later (:mod:`crib_plugin.write.deferred`)."""
     from ..core.config import embed_budget, extract_budget
     from ..core.write_types import WriteReport
 
@@ -191,6 +194,7 @@ def write_prepared(
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
+    background = not defer_vectors and in_background(memory.store, len(prepared))  # CRIB_WRITE_VECTORS
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []
@@ -214,7 +218,7 @@ def write_prepared(
                     continue
                 seen[key] = index
             todo.append(index)
-        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit, defer=defer_vectors or background)
         if dedupe:  # later copies of an item written in this call point at it
             for index in indexes:
                 if reports[index] is None:
@@ -223,7 +227,8 @@ def write_prepared(
                     reports[index] = WriteReport(first.entry_id, duplicate=True)
         if on_progress is not None:
             on_progress(indexes.stop, len(prepared))
-    return [r for r in reports if r is not None]
+    done = [r for r in reports if r is not None]
+    return start_background_embedder(memory.store.path, done) if background else done
 
 
 def _write_batch(
@@ -236,6 +241,7 @@ def _write_batch(
     extract: bool,
     dedupe: bool,
     audit: str | None = None,
+    defer: bool = False,
 ) -> None:
     """Compute the batch's cues (when a cue model is set), vectors and facts, then write it in one
     IMMEDIATE transaction."""
@@ -246,7 +252,7 @@ def _write_batch(
 
     store = memory.store
     items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
-    vectors, cue_vectors, embed_note = embed_batch(memory, items, budgets)
+    vectors, cue_vectors, embed_note = (None, None, DEFERRED) if defer else embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
     extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
     space = memory.embedder_name()
@@ -317,7 +323,7 @@ def _insert_item(
             store.put_vector(cue[0], entry_id, to_blob(cue[1]))
     else:
         store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
-        notes.append(embed_note)
+        notes.append(embed_note if embed_note != DEFERRED else "")
     triples, extract_note = extracted
     if triples is None:
         store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
@@ -326,7 +332,7 @@ def _insert_item(
     fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
     record_supersession(
         store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
-        vector=to_blob(vector) if vector is not None and table is not None else None,
+        vector=to_blob(vector) if vector is not None and table is not None else None, deferred=embed_note == DEFERRED,
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:

@@ -167,22 +167,40 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
 
 def record_supersession(
     store: Any, entry_id: int, entry_type: str, content: str, created_at: str, relation_ids: Sequence[int],
-    *, table: str | None = None, vector: bytes | None = None,
+    *, table: str | None = None, vector: bytes | None = None, deferred: bool = False,
 ) -> list[int]:
-    """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids."""
+    """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids.
+
+    ``deferred``: the entry's vector comes later (:mod:`crib_plugin.write.deferred`); only the
+    steps that need no vector run now, and :func:`supersede_by_resemblance` runs the rest, in the
+    same order, once the vector is stored."""
     if entry_type not in SUPERSEDING_TYPES + VALUE_TYPES:
         return []
     found = _by_changed_value(store, entry_id, content, created_at)
     old = [found] if found is not None else []
     if not old and entry_type in SUPERSEDING_TYPES:
         old = [i for i in _closed_by(store, relation_ids, entry_id) if _older(store, i, created_at)]
-    if not old and entry_type in SUPERSEDING_TYPES:
+    if not old and not deferred:
+        old = supersede_by_resemblance(store, entry_id, entry_type, content, created_at, table=table, vector=vector, mark=False)
+    for old_id in old:
+        store.supersede_entry(old_id, entry_id)
+    return old
+
+
+def supersede_by_resemblance(
+    store: Any, entry_id: int, entry_type: str, content: str, created_at: str,
+    *, table: str | None, vector: bytes | None, mark: bool = True,
+) -> list[int]:
+    """The last steps of :func:`record_supersession` (the nearest older entry by vector, then for a
+    correction the one sharing the most words); marks what it finds when ``mark``."""
+    old: list[int] = []
+    if entry_type in SUPERSEDING_TYPES:
         found = _by_vector(store, entry_id, content, created_at, table, vector)
         old = [found] if found is not None else []
     if not old and entry_type == "correction":
         found = _by_shared_words(store, entry_id, content, created_at)
         old = [found] if found is not None else []
-    for old_id in old:
+    for old_id in old if mark else ():
         store.supersede_entry(old_id, entry_id)
     return old
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ...core.config import write_vectors_mode
 from ...core.cues import with_cue
 from ...core.errors import InputError
 from .common import now_option, open_memory, scope_kwargs, warn_all
@@ -56,7 +57,8 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         if report.duplicate:
             parts = [f"entry {entry_id} already stored (the same text): not stored again"]
         else:
-            parts.append("vector" if report.embedded else "no vector (queued)")
+            background = "vector queued (embedded in the background)" if write_vectors_mode() == "background" else ""
+            parts.append("vector" if report.embedded else background or "no vector (queued)")
             parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")
         for note in report.notes:
             click.echo(f"crib: {note}", err=True)

@@ -28,13 +28,15 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
         click.echo("crib: note: ~/.claude/ memory applies to every project; `--global` imports it into the global store", err=True)
-    with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+    with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress, \
+            Progress("embed", unit="entries") as embedding:
         fetch_model(memory)
-        reports = memory.import_records(records, on_progress=progress)
+        reports = memory.import_records(records, on_progress=progress, on_embed_progress=embedding)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
     rate = f", {progress.rate:.0f} entries/s" if reports else ""
-    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}")
+    embedded = f"; embedded {embedding.done} at {embedding.rate:.0f}/s" if embedding.done else ""
+    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}{embedded}")
 
 
 @click.command()
