@@ -1,8 +1,8 @@
 """Render retrievals through Jinja templates: the user's directory first, then crib's own.
 
 Template lookup (a ``ChoiceLoader``, as in datasette): ``CRIB_TEMPLATES`` (or the ``templates``
-argument) → the templates packaged in the wheel → the repository's ``templates/`` (editable
-installs). A user overrides a template by putting a file of the same name in their directory.
+argument) → crib's own, ``crib_plugin/output/templates/`` (inside the package: a wheel and an
+editable install find them the same way). A user overrides a template by putting a file of the same name in their directory.
 
 Stored text can never open or close the fence: every memory tag inside content is neutralised
 here, before any template sees it. Nor is a secret ever re-injected verbatim: content stored
@@ -22,8 +22,7 @@ from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
 from ..core.timeutil import day, now_iso
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # crib_plugin/
-TEMPLATE_DIRS = (PACKAGE_DIR / "templates", PACKAGE_DIR.parent / "templates")
+TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 
 CLASSIC = "memory.md.j2"  # <memory context_time=…> — `crib retrieve`
 CONTEXT = "memory_context.md.j2"  # <memory-context> with its system note — hooks and agent loops
