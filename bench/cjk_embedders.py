@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's crib, and the test store it scores
 
-from test_e5 import CJK_QUERIES, STORE
+from test_e5 import CJK_QUERIES, STORE  # noqa: E402  (importable only once tests/ is on sys.path)
 
 CROSS_LINGUAL = {"计费服务用的是哪个数据库？": "pg", "周五可以上线吗？": "deploy", "模型的权重文件放在哪里？": "weights"}
 

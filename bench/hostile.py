@@ -38,9 +38,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from crib_plugin.core.limits import MAX_ENTRY_CHARS
 
 PROBE = "why did we choose sqlite for the storage layer and what about the deploy pipeline"
 WORDS = "sqlite storage layer deploy pipeline choose decision cache index vector budget hook".split()
@@ -63,12 +60,13 @@ def build_store(path: Path, huge: bool, entries: int = 200) -> None:
     code = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
+from crib_plugin.core.limits import MAX_ENTRY_CHARS
 from crib_plugin.memory import Memory, NewEntry
 from bench.hostile import _text
 with Memory() as m:
     m.write_many([NewEntry(f"memory {{i}}: " + _text(300, i)) for i in range({entries})], extract=False)
     if {huge!r}:
-        m.write_many([NewEntry(_text({MAX_ENTRY_CHARS} - 10, 7))], extract=False)
+        m.write_many([NewEntry(_text(MAX_ENTRY_CHARS - 10, 7))], extract=False)
         with m.store.transaction():
             m.store.insert_entry("note", "{PROBE} " + _text(5_000_000, 9), "2024-01-01T00:00:00Z", {{}})
 """

@@ -29,9 +29,10 @@ yardstick so machine load hits all alike; one untimed warm-up each):
   again so the store stays the size it says);
 * ``--recall N``: recall@10 of the vector search as crib runs it (the side index above its size
   threshold, :mod:`crib_plugin.store.vector_index`) against exact k-NN, over N seeded queries;
-* ``--import-entries N``: the real import path (``Memory.write_many`` with extraction and
-  supersession, as ``crib import`` runs it) into an empty store, entries/s per slice of
-  ``min(10000, N/5)``.
+* ``--import-entries N``: the real import path (``Memory.import_records``, as ``crib import`` runs
+  it: extraction, supersession, audit, vectors queued) into an empty store, entries/s per slice of
+  ``min(10000, N/5)``; then the rate of its second phase, the embedding of the queued vectors,
+  over the first ``--import-embed`` of them.
 
 No threshold is asserted; ``tests/test_scale_bench.py`` only runs it end to end at 10³.
 """
@@ -198,9 +199,10 @@ def time_commands(db: Path, runs: int) -> dict[str, Command]:
     return commands
 
 
-def time_writes(db: Path, per_type: int) -> dict[str, list[float]]:
-    """Wall time of ``crib write --type T`` as fresh processes; each written entry is deleted after."""
-    env = dict(os.environ, CRIB_DB=str(db.resolve()))
+def time_writes(db: Path, per_type: int, vectors: str = "inline") -> dict[str, list[float]]:
+    """Wall time of ``crib write --type T`` as fresh processes (``CRIB_WRITE_VECTORS=vectors``);
+    each written entry is deleted after (once a background embedder is done with it)."""
+    env = dict(os.environ, CRIB_DB=str(db.resolve()), CRIB_WRITE_VECTORS=vectors)
     out: dict[str, list[float]] = {}
     for kind in TYPES:
         for n in range(per_type):
@@ -210,10 +212,26 @@ def time_writes(db: Path, per_type: int) -> dict[str, list[float]]:
             started = time.perf_counter()
             result = subprocess.run([*crib_command(), "write", "--type", kind, text], env=env, capture_output=True, text=True)
             out.setdefault(kind, []).append(time.perf_counter() - started)
+            started = time.perf_counter()  # the yardstick, interleaved: the load changes during a run
+            subprocess.run([sys.executable, "-c", "import numpy"], check=False)
+            out.setdefault("numpy", []).append(time.perf_counter() - started)
             if result.returncode != 0:
                 print(f"crib write --type {kind} failed: {result.stderr.strip()[:200]}", file=sys.stderr)
+    _wait_for_embedder(db)
     _drop_written(db)
     return out
+
+
+def _wait_for_embedder(db: Path, timeout: float = 300.0) -> None:
+    """Until nothing is queued for an embedding (``CRIB_WRITE_VECTORS=background``'s worker)."""
+    from crib_plugin.memory import Memory
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with Memory(db, settings=_settings(db)) as memory:
+            if not memory.store.pending():
+                return
+        time.sleep(1)
 
 
 def _drop_written(db: Path) -> None:
@@ -261,25 +279,56 @@ def recall_at_10(db: Path, queries: int) -> tuple[float, float, float, int]:
         return hits / (10 * queries), 1000 * exact_t / queries, 1000 * fast_t / queries, queries
 
 
-def import_rate(cache: Path, entries: int) -> list[tuple[int, float]]:
-    """Entries/s per slice of the real import path into an empty store."""
-    from crib_plugin.memory import Memory, NewEntry
+class _Enough(Exception):
+    """Stops the timed second phase of :func:`import_rate`."""
+
+
+def import_rate(cache: Path, entries: int, embed: int) -> tuple[list[tuple[int, float, float]], float, int]:
+    """The real import path (:meth:`Memory.import_records`: extraction, supersession, audit; vectors
+    queued and embedded in a second phase) into an empty store: entries/s per slice of
+    ``min(10000, N/5)`` for the first phase, then the embedding rate of the second phase over the
+    first ``embed`` queued entries (all when ``embed`` ≥ N; 0: not run). Each slice also gives its
+    rate per CPU-second of this process (what an idle machine would see, on one core)."""
+    from crib_plugin.memory import Memory
+    from crib_plugin.write import maintenance
 
     db = cache / f"import-{entries}.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     slice_size = max(1, min(10_000, entries // 5))
-    rates: list[tuple[int, float]] = []
+    rates: list[tuple[int, float, float]] = []
+    embed_rate, embedded = 0.0, 0
     with Memory(db, settings=_settings(db)) as memory:
-        for offset in range(0, entries, slice_size):
-            items = [NewEntry(text, kind) for kind, text in synthetic_entries(min(slice_size, entries - offset), start=offset)]
+        real = maintenance.embed_pending
+        maintenance.embed_pending = lambda *_a, **_k: ("", 0)  # type: ignore[assignment]  # phase 2 timed below, once
+        try:
+            for offset in range(0, entries, slice_size):
+                records = [{"type": kind, "content": text}
+                           for kind, text in synthetic_entries(min(slice_size, entries - offset), start=offset)]
+                started, cpu = time.perf_counter(), time.process_time()
+                memory.import_records(records)
+                rates.append((offset + len(records), len(records) / (time.perf_counter() - started),
+                              len(records) / max(time.process_time() - cpu, 1e-9)))
+                print(f"imported {offset + len(records)}/{entries}", file=sys.stderr)
+        finally:
+            maintenance.embed_pending = real  # type: ignore[assignment]
+        if embed:
+            memory.embedder()  # the model loaded before the clock starts, as the import's second phase has it
+            stop = {"at": min(embed, entries)}
+
+            def progress(done: int, _total: int) -> None:
+                if done >= stop["at"]:
+                    raise _Enough  # enough measured: the rest stays queued (the store is deleted below)
+
             started = time.perf_counter()
-            memory.write_many(items)
-            rates.append((offset + len(items), len(items) / (time.perf_counter() - started)))
-            print(f"imported {offset + len(items)}/{entries}", file=sys.stderr)
+            try:
+                _key, embedded = real(memory, progress)
+            except _Enough:
+                embedded = stop["at"]
+            embed_rate = embedded / (time.perf_counter() - started)
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    return rates
+    return rates, embed_rate, embedded
 
 
 def _ms(values: Sequence[float]) -> str:
@@ -295,8 +344,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", type=int, default=4096, help="memories embedded for real; the rest are replicas")
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
+    parser.add_argument("--write-vectors", default="inline", help="CRIB_WRITE_VECTORS for the timed writes: inline, background or both (comma list)")
     parser.add_argument("--recall", type=int, default=300, help="queries for recall@10 against exact k-NN (0: skip)")
     parser.add_argument("--import-entries", type=int, default=0, help="also time the import path on this many entries")
+    parser.add_argument("--import-embed", type=int, default=2000,
+                        help="entries of the import's second phase (embedding) to time (0: skip)")
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -315,9 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"({h.injected}/{len(h.times)} injected) | {_ms(s.times)} ms | {file_size(db)} | {1000 * numpy_ms:.0f} ms | "
                     f"{load_note()}{f'; {failed} failed runs' if failed else ''} |")
         extras.append(f"{size:,}: store {note}")
-        if args.writes:
-            writes = time_writes(db, args.writes)
-            extras.append(f"{size:,}: `crib write` median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items()))
+        for mode in [m.strip() for m in args.write_vectors.split(",") if m.strip()] if args.writes else []:
+            writes = time_writes(db, args.writes, mode)
+            yardstick = statistics.median(writes.pop("numpy"))
+            extras.append(f"{size:,}: `crib write` ({mode}) median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items())
+                          + f"; `import numpy` interleaved {1000 * yardstick:.0f} ms: ×{max(statistics.median(v) for v in writes.values()) / yardstick:.1f} at most")
         if args.recall:
             recall, exact_ms, fast_ms, n = recall_at_10(db, args.recall)
             extras.append(f"{size:,}: vector recall@10 vs exact {100 * recall:.1f} % over {n} queries "
@@ -332,11 +386,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in extras:
         print(f"- {line}")
     if args.import_entries:
-        rates = import_rate(args.cache, args.import_entries)
+        rates, embed_rate, embedded = import_rate(args.cache, args.import_entries, args.import_embed)
         first, last = rates[0][1], rates[-1][1]
-        print(f"- import ({args.import_entries:,} entries, `write_many` with extraction and supersession): "
-              + ", ".join(f"≤{n:,}: {rate:.0f}/s" for n, rate in rates)
-              + f"; last slice {100 * (last / first - 1):+.0f} % against the first")
+        print(f"- import ({args.import_entries:,} entries, `import_records`: entries, full text, facts, supersession "
+              "and audit; vectors queued), entries/s (per CPU-second): " + ", ".join(f"≤{n:,}: {rate:.0f} ({cpu:.0f})" for n, rate, cpu in rates)
+              + f"; last slice {100 * (last / first - 1):+.0f} % against the first (CPU: {100 * (rates[-1][2] / rates[0][2] - 1):+.0f} %)")
+        if embedded:
+            print(f"- import, second phase (the queued vectors embedded, first {embedded:,}): {embed_rate:.0f} entries/s")
     return 0
 
 

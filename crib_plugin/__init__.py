@@ -8,6 +8,7 @@ The names below are resolved lazily, so ``import crib_plugin`` stays cheap on th
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = [
@@ -35,8 +36,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(f".{module}", __name__), attr)
+        return getattr(importlib.import_module(f".{module}", __name__), attr)  # deferred: PEP 562 re-exports; `import crib_plugin` loads none
     raise AttributeError(name)

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from .core.config import Settings, load_settings
 from .core.dburl import as_location
 from .core.errors import CribError, InputError, ModelError
+from .core.limits import check_entry
 from .core.records import Entry, Hit, Retrieval, Triple
 from .core.timeutil import normalise_iso
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
 from .output.render import CLASSIC, render_block
 from .plugins.manager import get_plugin_manager, registry
 from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
+from .store import open_store, open_upgraded
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
@@ -63,16 +65,14 @@ class Memory:
     def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
-            from .store import open_store, open_upgraded
-
             self._store = (open_upgraded(self.path) if self._readonly and self._upgrade
                            else open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly))
         return self._store
 
     def close(self) -> None:
         if self._embedder is not None:
+            # deferred: the SessionStart hook would import it up front (21 ms)
             from .read.prefetch import PrefetchedEmbedder
-
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
         if self._store is not None:
@@ -109,8 +109,8 @@ class Memory:
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it.
         """
+        # deferred: the SessionStart hook would import it up front (22 ms)
         from .read import prefetch
-
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
@@ -135,14 +135,14 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
+        # deferred: the SessionStart hook would import it up front (29 ms)
         from .read.prefetch import PrefetchedEmbedder
-
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
+            # deferred: imported after the prefetch fork, overlapping the prompt's embedding (106 ms)
             from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
             from .read.gate.relevance import term_weights
-
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
@@ -158,14 +158,14 @@ class Memory:
         return self._embedder
 
     def embedder_key(self) -> str:
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (<1 ms)
         from .models.base import embedder_key
-
         return embedder_key(self.embedder())
 
     def vector_floor(self) -> float:
         """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (180 ms)
         from .read.gate.relevance import floor_below_gate, vector_gate
-
         stored = self.store.vector_floor(self.embedder_key())
         if stored is not None:
             return stored
@@ -181,8 +181,8 @@ class Memory:
         wanted = self.settings.extractor
         if wanted != "auto":
             return wanted
+        # deferred: the SessionStart hook would import urllib.request up front (159 ms)
         from .models.ollama_probe import ollama_has_model
-
         model = self.settings.extraction_model
         return "ollama" if ollama_has_model(model) else "rules"
 
@@ -216,8 +216,8 @@ class Memory:
         except Exception as exc:  # model down or a plugin's bug: keep the entry, queue its vector
             notes.append(f"vector not stored (queued for `crib reindex`): {exc}")
             return None
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (1 ms)
         from .models.base import l2_normalise
-
         own = vectors[: len(contents)]
         for offset, index in enumerate(with_context):
             own[index] = l2_normalise(own[index] + vectors[len(contents) + offset])
@@ -242,8 +242,8 @@ class Memory:
         metadata) is not stored twice, nor the same text with another type or cue (its cue is
         updated): its id is returned and ``last_write.duplicate`` says so.
         """
+        # deferred: the UserPromptSubmit hook would import it up front (14 ms)
         from .write.clean import parse_write
-
         parsed = parse_write(text, type, self.registry.types or None)
         meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
         item = NewEntry(parsed.content, parsed.type, created_at, meta)
@@ -261,16 +261,16 @@ class Memory:
         on_progress: Callable[[int, int], None] | None = None,
         audit: str | None = "write",
         same_text: bool = False,
+        defer_vectors: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
         embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        from .core.limits import check_entry
+        # deferred: the UserPromptSubmit hook would import it up front (309 ms)
         from .write.clean import clean_content, validate_type, with_clean_cue
         from .write.path import write_prepared
-
         prepared: list[NewEntry] = []
         for item in items:
             if not cleaned:
@@ -281,12 +281,13 @@ class Memory:
             check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
             metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
             prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text)
+        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text,
+                              defer_vectors=defer_vectors)
 
     def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (22 ms)
         from .store.records import thread_of
-
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
         for item in items:
@@ -305,8 +306,8 @@ class Memory:
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
         """Every channel's ranking fused into one list (floors applied, budget not yet)."""
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (147 ms)
         from .read.recall import recall
-
         return recall(self, text, channels=channels)
 
     def search(self, query: str, limit: int = 10, *, channels: Sequence[str] | None = None) -> list[Hit]:
@@ -338,8 +339,8 @@ class Memory:
                 channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
+            # deferred: the UserPromptSubmit hook would import it up front (13 ms)
             from .output.retrieval_log import log_retrieval
-
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
 
@@ -353,6 +354,7 @@ class Memory:
         channels: Sequence[str] | None = None,
     ) -> str:
         """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
+        # deferred: `crib write` would import it up front (1 ms)
         from .output.block import produce_block
         block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
         return block
@@ -362,8 +364,8 @@ class Memory:
     def forget(self, entry_id: int) -> bool:
         """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
         False if it did not exist."""
+        # deferred: the SessionStart hook would import httpx up front (2616 ms)
         from .write.manage import forget
-
         if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
             return False
 
@@ -371,8 +373,8 @@ class Memory:
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
+        # deferred: the UserPromptSubmit hook would import it up front (256 ms)
         from .write.maintenance import reindex
-
         return reindex(self, embedder, on_progress)
 
     def export(self) -> Iterator[dict[str, Any]]:
@@ -381,12 +383,13 @@ class Memory:
             yield entry.to_json()
 
     def import_records(
-        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+        self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None,
+        on_embed_progress: Callable[[int, int], None] | None = None,
     ) -> list[WriteReport]:
-        """Validate every record, then write them in batches (:func:`crib_plugin.maintenance.import_records`)."""
+        """Validate every record, write them in batches, then embed them (:func:`crib_plugin.write.maintenance.import_records`)."""
+        # deferred: the UserPromptSubmit hook would import it up front (66 ms)
         from .write.maintenance import import_records
-
-        return import_records(self, records, on_progress)
+        return import_records(self, records, on_progress, on_embed_progress)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

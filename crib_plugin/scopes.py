@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from .core.config import get_settings, global_db_override, load_settings
 from .core.errors import InputError
 from .core.repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
 
@@ -50,8 +51,6 @@ def _env(name: str, environ: Mapping[str, str] | None) -> str | None:
 
 def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_DB`` (environment or config file; unchanged meaning), else :func:`repo_store`."""
-    from .core.config import get_settings, load_settings
-
     settings = get_settings() if environ is None else load_settings(environ)
     if cwd is None or settings.source("db") != "default":
         return settings.db
@@ -60,8 +59,6 @@ def project_db(cwd: Path | None = None, environ: Mapping[str, str] | None = None
 
 def global_db(environ: Mapping[str, str] | None = None) -> Path:
     """``CRIB_GLOBAL_DB``, else ``crib.db`` in the user data directory (``platformdirs``)."""
-    from .core.config import global_db_override
-
     return global_db_override(environ) or user_data_dir(environ) / DB_NAME
 
 
@@ -73,6 +70,7 @@ def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
         xdg = _env("XDG_DATA_HOME", environ)
         base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
         return base / "crib"
+    # deferred: the UserPromptSubmit hook would import it up front (6 ms)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("crib", appauthor=False))
@@ -96,6 +94,7 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
     """A :class:`~crib_plugin.memory.Memory` on one scope's store (missing + ``create=False`` →
     StoreError when first used, like ``Memory(create=False)``); ``readonly`` for read commands,
     which never create, migrate or convert a file."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (14 ms)
     from .memory import Memory
 
     return Memory(scope_path(scope, cwd), create=create and not readonly, readonly=readonly)
@@ -104,6 +103,7 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
 def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
     stores are skipped. Newest first across scopes."""
+    # deferred: the SessionStart hook would import httpx up front (4139 ms)
     from .write.manage import list_entries
 
     names = SCOPES if scope == "all" else (scope,)

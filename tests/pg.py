@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-TEMPLATE = "crib_template"
+TEMPLATE = f"crib_template_{os.getpid()}"  # per process: pytest-xdist workers may share a CRIB_TEST_PG_URL server
 _counter = itertools.count()
 
 
@@ -72,6 +72,9 @@ def pg_server() -> Iterator[str]:
         conn.execute(f"CREATE DATABASE {TEMPLATE}")
     open_postgres(with_database(url, TEMPLATE)).close()
     yield url
+    if handle is None:  # a server of the user's own: leave it as found
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
     del handle
 
 

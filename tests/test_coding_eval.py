@@ -305,19 +305,20 @@ def test_the_session_context_figure_counts_what_session_start_reinjects(subset: 
     assert "In a Claude Code session's context" in report.table()
 
 
-def test_pointer_bar_bench_sweeps_the_pointer_limit(subset: Path, tmp_path: Path) -> None:
-    """`bench/pointer_bar.py`: with no pointers allowed, hit ∪ pointers is the entries' hit and no
-    block holds a pointer; with five, pointers appear (the module's values are restored after)."""
+def test_pointer_bar_bench_sweeps_the_pointer_depth(subset: Path, tmp_path: Path) -> None:
+    """`bench/pointer_bar.py`: with no next candidates taken, hit ∪ pointers is the entries' hit and
+    no block holds a pointer; with four of each ranking, pointers appear (the module's values are
+    restored after)."""
     import subprocess
     import sys
 
     script = Path(__file__).resolve().parent.parent / "bench" / "pointer_bar.py"
     result = subprocess.run([sys.executable, str(script), "--data", str(subset), "--cache", str(tmp_path / "cache"),
-                             "--split", "all", "--no-locomo", "--limit", "0", "--limit", "5"],
+                             "--split", "all", "--no-locomo", "--next", "0", "--next", "4"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in result.stdout.splitlines()
-            if line.startswith("| 0.20 ")]
-    none, five = rows
-    assert none[1] == "0" and none[3] == none[4] and none[7] == "0.0"
-    assert five[1] == "5" and float(five[7]) > 0 and float(five[4]) >= float(five[3])
+            if line.startswith(("| 0 ", "| 4 "))]
+    none, four = rows
+    assert none[0] == "0" and none[3] == none[4] and none[7] == "0.0"
+    assert four[0] == "4" and float(four[7]) > 0 and float(four[4]) >= float(four[3])

@@ -107,12 +107,14 @@ def test_scaled_down_stress_run(tmp_path: Path) -> None:
         import stress
     finally:
         sys.path.pop(0)
-    result = stress.run(writers=4, writes=25, readers=2, db=tmp_path / "stress.db", pause=0.2)
-    assert result["attempted"] == 100
+    # four writers racing, two readers: the contention is in the concurrency, not the count (each
+    # write is a cold process; bench/stress.py runs the 4,000-write version)
+    result = stress.run(writers=4, writes=8, readers=2, db=tmp_path / "stress.db", pause=0.2)
+    assert result["attempted"] == 32
     assert result["failed"] == 0, result["failures"]
     assert result["lost"] == 0
-    assert result["stored"] == 100 and result["entries_in_store"] == 100
+    assert result["stored"] == 32 and result["entries_in_store"] == 32
     assert result["reader_errors"] == 0, result["read_failures"]
     assert result["reads"] > 0
     assert result["integrity"] == "ok"
-    assert "| 100 | 100 | 100 | 0 | 0 |" in stress.report(result)
+    assert "| 32 | 32 | 32 | 0 | 0 |" in stress.report(result)

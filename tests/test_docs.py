@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README_MAX_LINES = 300
 
 #: Top-level folders of the repository whose paths the docs may name in backticks.
-REPO_DIRS = ("crib_plugin", "crib_eval", "bench", "tests", "examples", "skills", "hooks", "templates", "bin", "docs", ".claude-plugin", ".ci")
+REPO_DIRS = ("crib_plugin", "crib_eval", "bench", "tests", "examples", "skills", "hooks", "bin", "docs", ".claude-plugin", ".ci")
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 INLINE_CODE = re.compile(r"`+([^`]+?)`+")

@@ -47,9 +47,9 @@ def test_a_judge_model_is_reported_with_whether_ollama_serves_it(fake_ollama_env
 
 
 def test_ok_is_false_when_a_section_fails(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin.store import sqlite
+    from crib_plugin.hosts import doctor
 
-    monkeypatch.setattr(sqlite, "sqlite_capabilities", lambda: {"fts5": True, "trigram": True, "sqlite_vec": False})
+    monkeypatch.setattr(doctor, "sqlite_capabilities", lambda: {"fts5": True, "trigram": True, "sqlite_vec": False})
     report = run_doctor()
     assert report["sqlite"]["ok"] is False and report["ok"] is False
 

@@ -66,7 +66,11 @@ def test_an_interrupted_import_keeps_its_batches_and_resumes_without_redoing_the
         dups = memory.store.execute(
             "SELECT count(*) FROM (SELECT 1 FROM entries GROUP BY type, content_hash, metadata HAVING count(*) > 1)")
         assert dups[0][0] == 0
-    assert counting.texts == 86  # only what was not stored yet was embedded
+        assert memory.store.pending() == []
+    # The first run's batch was committed with its vectors queued (the kill came before the
+    # import's second phase): the rerun embeds those 64 and the 86 new entries, each once
+    # (+1: the embedding phase's dimension probe). Nothing is embedded twice.
+    assert counting.texts == 150 + 1
 
 
 def test_duplicates_within_one_import_are_stored_once(db: Path) -> None:

@@ -29,7 +29,7 @@ from crib_plugin.plugins import cache as plugins_cache
 from crib_plugin.plugins import manager as plugins
 from crib_plugin.plugins.manager import CribPluginManager, Registry, new_plugin_manager
 
-MODULES = ("crib_fakeplug", "crib_otherplug")
+MODULES = ("crib_fakeplug", "crib_otherplug", "crib_brokenplug")
 
 PLUGIN_SOURCE = '''\
 from crib_plugin import hookimpl
@@ -57,14 +57,15 @@ class Site:
         self.cache_file = cache_dir / plugins.CACHE_FILE
         self._ticks = 0
 
-    def add(self, dist: str, module: str, eps: dict[str, str]) -> Path:
-        """Install ``dist`` (one module, the given ``crib`` entry points); return its dist-info folder."""
+    def add(self, dist: str, module: str, eps: dict[str, str], source: str | None = None) -> Path:
+        """Install ``dist`` (one module, the given ``crib`` entry points; ``source``, else a working
+        plugin); return its dist-info folder."""
         info = self.root / f"{dist.replace('-', '_')}-0.1.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8")
         lines = "".join(f"{name} = {value}\n" for name, value in eps.items())
         (info / "entry_points.txt").write_text(f"[crib]\n{lines}", encoding="utf-8")
-        (self.root / f"{module}.py").write_text(PLUGIN_SOURCE.format(name=module), encoding="utf-8")
+        (self.root / f"{module}.py").write_text(source if source is not None else PLUGIN_SOURCE.format(name=module), encoding="utf-8")
         self.touch()
         return info
 
@@ -410,3 +411,44 @@ def test_cache_dir_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert plugins.plugin_cache_dir() == str(tmp_path / "home" / ".cache" / "crib")
+
+
+# -- a plugin that fails to import ---------------------------------------------------------------
+
+BROKEN = "import crib_no_such_dependency  # the plugin's own missing dependency\n"
+
+
+def _broken(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    site.add("fakeplug", "crib_fakeplug", {"fakeplug": "crib_fakeplug"})
+    site.add("brokenplug", "crib_brokenplug", {"brokenplug": "crib_brokenplug"}, source=BROKEN)
+    monkeypatch.setenv("CRIB_LOAD_PLUGINS", "fakeplug,brokenplug")
+
+
+ONE_LINE = "crib: plugin 'brokenplug' failed to load: ModuleNotFoundError: No module named 'crib_no_such_dependency'\n"
+
+
+def test_a_plugin_that_fails_to_import_is_one_line_and_the_others_load(
+    site: Site, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _broken(site, monkeypatch)
+    pm = new_plugin_manager()  # miss: the full scan
+    assert pm.get_plugin("fakeplug") is sys.modules["crib_fakeplug"] and pm.get_plugin("brokenplug") is None
+    assert capfd.readouterr().err == ONE_LINE
+    # a hit: the broken plugin is still skipped with its line, and is no reason to scan again
+    _forget_modules()
+    _no_scan(monkeypatch)
+    pm = new_plugin_manager()
+    assert pm.get_plugin("fakeplug") is sys.modules["crib_fakeplug"] and pm.get_plugin("brokenplug") is None
+    assert capfd.readouterr().err == ONE_LINE
+
+
+def test_a_plugin_raising_on_import_leaves_every_crib_command_working(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reported defect, end to end: a fresh ``crib`` with a broken plugin installed."""
+    site.add("brokenplug", "crib_brokenplug", {"brokenplug": "crib_brokenplug"}, source="raise RuntimeError('boom\\nsecond line')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update({"PYTHONPATH": str(site.root), "CRIB_LOAD_PLUGINS": "brokenplug"})
+    for args in (["write", "Chose SQLite for storage."], ["list"]):
+        done = subprocess.run([sys.executable, "-m", "crib_plugin", *args], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == "crib: plugin 'brokenplug' failed to load: RuntimeError: boom\n", done.stderr
+    assert "Chose SQLite for storage." in done.stdout

@@ -41,6 +41,9 @@ class FakeStore:
     def get_entry(self, entry_id: int) -> Entry | None:
         return self.entries.get(entry_id)
 
+    def get_entries(self, ids: list[int]) -> dict[int, Entry]:
+        return {i: self.entries[i] for i in ids if i in self.entries}
+
 
 class FakeMemory:
     def __init__(self, store: FakeStore, floor: float = 0.3) -> None:
@@ -68,19 +71,29 @@ def ids(hits: list[Hit]) -> list[int]:
 # -- which candidates ----------------------------------------------------------------------------
 
 
-def test_pointers_follow_the_entries_above_the_maybe_bar_at_most_a_handful() -> None:
+def test_pointers_are_the_next_candidates_of_the_fused_ranking_without_a_score_bar() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.5, 0.4, 0.3, 0.25, 0.21, 0.15, 0.1], kept=2)
     choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
-    assert ids(retrieval.pointers) == [3, 4, 5, 6, 7]  # not the entries; 0.15 is below 0.2 of 1.0
+    assert ids(retrieval.pointers) == [3, 4, 5, 6]  # not the entries; the next NEXT (4), however weak
     choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
+    assert ids(retrieval.pointers) == [3, 4]
+    weak = [1.0, 0.9, 0.02, 0.01]  # no relative bar: rank decides, the gate decided whether to point at all
+    memory, retrieval, pool = setup(weak, kept=2)
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3, 4]
 
 
-def test_the_bar_is_relative_to_the_best_full_entry() -> None:
-    memory, retrieval, pool = setup([1.0, 0.5, 0.3, 0.1], kept=1)
-    retrieval.hits = [pool[1]]  # the best *shown* entry is the reference, not the fused top
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
-    assert ids(retrieval.pointers) == [1, 3, 4]  # 0.1 ≥ 0.2 × 0.5
+def test_the_vector_channels_own_next_candidates_are_taken_in_turn_with_the_fused_ones() -> None:
+    # Fused ranking 1..6 (1 shown in full); the vector ranks 6 first, then 9 (below its floor: not
+    # in the fused pool, so read from the store), then 1 (shown) and 2.
+    below = entry(9, "a memory the fusion dropped below the vector floor")
+    memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7, 0.6, 0.5], kept=1, extra=[below])
+    retrieval.channels = [ChannelResult("vector", [ChannelHit(6, 1, 0.61, "vector"), ChannelHit(9, 2, 0.40, "vector"),
+                                                   ChannelHit(1, 3, 0.39, "vector"), ChannelHit(2, 4, 0.30, "vector")])]
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=8)  # type: ignore[arg-type]
+    assert ids(retrieval.pointers) == [2, 6, 3, 9, 4, 5]  # fused 2, vector 6, fused 3, vector 9, fused 4 (vector 2: once), fused 5
+    text = explain_text(retrieval)
+    assert "vector rank 2 after the entries (cosine 0.400)" in text and "fused rank 1 after the entries" in text
 
 
 def test_nothing_is_pointed_to_when_nothing_says_maybe() -> None:
@@ -98,7 +111,7 @@ def test_a_vector_top_that_stands_out_above_the_floor_opens_the_maybe_gate() -> 
     cosines = [0.50, 0.30, 0.30]  # the crowd is the last cosine here (fewer than 10 hits): 0.20 above it
     memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=cosines)
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
-    assert ids(retrieval.pointers) == [1, 2]
+    assert ids(retrieval.pointers) == [1, 2, 3]
     assert any("maybe gate" in note for _, note in retrieval.notes)
     memory.floor = 0.55  # the same top below the floor: no pointer
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
@@ -188,7 +201,7 @@ def test_explain_lists_the_pointers_and_why() -> None:
     choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     text = explain_text(retrieval)
     assert "pointers (one line each, below the entries):" in text
-    assert "entry 2" in text.split("pointers (")[1] and "fused score 0.90 of the reference ≥ 0.20" in text
+    assert "entry 2" in text.split("pointers (")[1] and "fused rank 1 after the entries" in text
 
 
 # -- through the block producer ------------------------------------------------------------------

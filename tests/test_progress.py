@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,13 @@ def test_import_draws_a_moving_bar_on_a_terminal(memory: Any, monkeypatch: pytes
     from crib_plugin.write import path as writepath
 
     monkeypatch.setattr(writepath, "WRITE_BATCH", 8)  # four batches: the bar moves four times
+    write_batch = writepath._write_batch
+
+    def slow_batch(*args: Any, **kwargs: Any) -> None:  # vectors come in a second phase: batches are too quick
+        time.sleep(0.15)  # for tqdm's 0.1 s between frames
+        write_batch(*args, **kwargs)
+
+    monkeypatch.setattr(writepath, "_write_batch", slow_batch)
     master, slave = pty.openpty()
     records = [{"content": f"Service {i} listens on port {8000 + i} and logs to /var/log/svc{i}.log"} for i in range(32)]
     with os.fdopen(slave, "w", encoding="utf-8", closefd=True) as terminal:

@@ -15,12 +15,13 @@ from test_bench_scripts import bench_module, run_script, table_rows
 
 def test_scale_runs_end_to_end_at_a_thousand(tmp_path: Path) -> None:
     out = run_script("scale.py", "--sizes", "1000", "--runs", "1", "--writes", "1", "--recall", "5", "--base", "60",
-                     "--import-entries", "40", "--cache", str(tmp_path), timeout=900)
+                     "--import-entries", "40", "--write-vectors", "inline,background", "--cache", str(tmp_path), timeout=900)
     rows = [r for r in table_rows(out) if r[0] == "1,000"]
     assert len(rows) == 1, out
     retrieve, ratio, size = rows[0][1], rows[0][2], rows[0][5]
     assert retrieve.endswith(" ms") and float(ratio) > 0 and size.endswith("MB"), rows
-    assert "`crib write` median ms by type — note" in out and "preference" in out
+    assert "`crib write` (inline) median ms by type — note" in out and "preference" in out
+    assert "`crib write` (background) median ms by type — note" in out
     assert "vector recall@10 vs exact 100.0 %" in out  # below the index threshold: the exact scan itself
     assert "- import (40 entries" in out and "failed" not in out
 

@@ -124,14 +124,15 @@ def test_a_task_fact_match_needs_a_specific_word(memory) -> None:
     assert facts_bear(memory, retrieval("what does the atlas web app use?"), [router])  # a question: as before
 
 
-def test_a_task_verb_is_never_specific(memory) -> None:
-    """"add" in one memory of twenty is rare here, but it says what to do, not what the task is about."""
+def test_a_rare_verb_counts_like_any_rare_word(memory) -> None:
+    """The list of task verbs that were never specific is gone (it cost nothing to remove: coding
+    dev precision −0.1, nothing else): "add" in one memory of twenty is as specific as "Sentry"."""
     from crib_plugin.memory import NewEntry
 
     memory.write_many([NewEntry(f"The report job {n} runs nightly.", "note", f"2026-03-{1 + n:02d}T10:00:00Z") for n in range(19)])
     memory.write("We add a Sentry tag to every failed webhook.", created_at="2026-03-25T10:00:00Z")
     found = {alts[0][0] for alts in specific_terms(memory, "add a Sentry tag to the export")}
-    assert "sentri" in found and "add" not in found
+    assert {"sentri", "add"} <= found
 
 
 def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
@@ -156,17 +157,14 @@ def test_a_confident_vector_channel_counts_its_best_hit_fully() -> None:
     assert crowded[0].strength < 0.5
 
 
-def test_a_task_top_standing_out_of_its_crowd_is_evidence_below_the_gate() -> None:
-    """A task phrased unlike its memory: cosine 0.38 (floor 0.32, gate 0.42) but 0.23 above the
-    prompt's crowd. Evidence for a task; a question keeps the absolute gate (on a store > 25 entries)."""
+def test_a_vector_top_below_the_gate_is_no_evidence_by_its_crowd_margin_alone() -> None:
+    """A task phrased unlike its memory: cosine 0.38 (floor 0.32, gate 0.42), 0.23 above the
+    prompt's crowd. No entry in full on that alone — the rule that made it evidence for tasks was
+    removed: the pointer tier's maybe gate carries such a prompt (coding hit ∪ pointers unchanged)."""
     from crib_plugin.read.gate.relevance import vector_extras
-    from crib_plugin.read.gate.specific import STANDOUT_CROWD
 
     cosines = [0.38, 0.36, *[0.15] * 20]
     task = _synthetic("the crash when cutting long lines that contain accented letters", cosines)
-    extras = vector_extras(task, 0.32, entries=200)
-    assert list(extras) == [1] and "crowd" in extras[1]
+    assert vector_extras(task, 0.32, entries=200) == {}
     question = _synthetic("why did it crash when cutting long lines with accented letters?", cosines)
     assert vector_extras(question, 0.32, entries=200) == {}
-    crowded = _synthetic("the crash when cutting long lines that contain accented letters", [0.38, *[0.38 - STANDOUT_CROWD + 0.02] * 20])
-    assert vector_extras(crowded, 0.32, entries=200) == {}

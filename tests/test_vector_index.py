@@ -199,3 +199,16 @@ def test_stored_vectors_read_through_the_index_are_the_stored_ones(tmp_path: Pat
     store.refresh_vector_index(table)
     assert vector_index.read_vectors(store, table, ids) == direct
     assert store.stored_vectors(table, ids) == direct
+
+
+def test_the_histogram_selection_takes_the_count_smallest_distances() -> None:
+    import numpy as np
+
+    from crib_plugin.store.vector_index import nearest_by_histogram
+
+    rng = np.random.default_rng(3)
+    for count in (1, 7, 500, 4_999):
+        distance = rng.integers(100, 260, size=5_000).astype(np.uint16)
+        picked = nearest_by_histogram(distance, count)
+        assert len(picked) == len(set(picked.tolist())) == count
+        assert np.array_equal(np.sort(distance[picked]), np.sort(distance)[:count])

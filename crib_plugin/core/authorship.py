@@ -26,6 +26,7 @@ SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is 
 @lru_cache(maxsize=1)
 def _user_and_machine() -> tuple[str, str]:
     try:
+        # deferred: `crib mcp` start would import getpass up front (<1 ms)
         import getpass
 
         user = getpass.getuser()
@@ -54,6 +55,7 @@ def project(cwd: Path | None = None) -> str:
 @lru_cache(maxsize=16)
 def _project_of(folder: str) -> str:
     """:func:`project` of an absolute folder (a store stamps every entry it inserts with it)."""
+    # deferred: `crib mcp` start would import it up front (<1 ms)
     from .repo import repo_root
 
     root = repo_root(Path(folder)) or Path(folder)

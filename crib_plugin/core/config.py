@@ -50,6 +50,7 @@ from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is 
     LOG_PROMPT_MODES,
     PARALLEL_MODES,
     TRUE_WORDS,
+    WRITE_VECTOR_MODES,
     Invalid,
     Spec,
     boolean,
@@ -118,6 +119,7 @@ class Settings:
     progress: bool = setting("CRIB_PROGRESS", boolean, True, "`0` silences the progress bars/lines of import, reindex, calibrate and the model download", shown="`1`")
     busy_timeout: float = setting("CRIB_BUSY_TIMEOUT", number(float, 0, strict=True), 30.0, "seconds a write waits for another process's write lock (jittered backoff) before one clear error")
     embed_budget: float = setting("CRIB_EMBED_BUDGET", number(float, 0, strict=True), 10.0, "seconds a write waits for its embedding (per 32 texts) before keeping the entry and queueing the vector")
+    write_vectors: str = setting("CRIB_WRITE_VECTORS", choice(WRITE_VECTOR_MODES), "inline", "`background`: a single write (`crib write`, the MCP tool) stores the entry, its full text and facts without waiting for the model, and a detached `crib` process embeds it a moment later (`inline`: the write embeds it)")
     extract_budget: float = setting("CRIB_EXTRACT_BUDGET", number(float, 0, strict=True), 5.0, "seconds a write waits for fact extraction before keeping the entry and queueing the extraction")
     redact: bool = setting("CRIB_REDACT", boolean, True, "`0` stores and shows text verbatim: no secret redaction on write or at render (see Secrets)", shown="`1`")
     now: str | None = setting("CRIB_NOW", iso_moment, None, "ISO 8601 time taken as \"now\" for time expressions and default write times (`--now` on `retrieve`, `search`, `eval`): reproducible time-relative evaluations and tests", shown="the clock")
@@ -185,6 +187,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
             raise ConfigError(f"{spec.var}{origin} must be {exc}, got {raw!r}") from None
         sources[name] = where
     if "db" not in values:  # no CRIB_DB anywhere: the project store at the repository root
+        # deferred: `crib mcp` start would import it up front (<1 ms)
         from .repo import repo_store
 
         values["db"] = repo_store()
@@ -251,6 +254,11 @@ def extract_budget(environ: Mapping[str, str] | None = None) -> float:
 def embed_budget(environ: Mapping[str, str] | None = None) -> float:
     """``CRIB_EMBED_BUDGET``: seconds a write waits for its embedding before queueing it."""
     return float(_field("embed_budget", environ, 10.0))
+
+
+def write_vectors_mode(environ: Mapping[str, str] | None = None) -> str:
+    """``CRIB_WRITE_VECTORS``: ``inline`` (a write embeds its entry) or ``background``."""
+    return str(_field("write_vectors", environ, "inline"))
 
 
 def redact_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -8,6 +8,7 @@ the per-prompt path pays two ``stat`` calls and nothing more.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import AbstractSet, Any
 
@@ -24,11 +25,10 @@ def user_config_file() -> Path:
     On Linux the XDG rule platformdirs applies is spelled out here, so the per-prompt path does not
     import it (~3 ms); ``tests/test_config.py`` checks the two agree.
     """
-    import sys
-
     if sys.platform.startswith("linux"):
         xdg = (os.environ.get("XDG_CONFIG_HOME") or "").strip()
         return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "crib" / USER_FILE
+    # deferred: the UserPromptSubmit hook would import it up front (2 ms)
     import platformdirs
 
     return Path(platformdirs.user_config_dir("crib")) / USER_FILE
@@ -53,8 +53,10 @@ def read_toml(file: Path, known: AbstractSet[str]) -> dict[str, Any]:
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
+        # deferred: tomllib on Python >= 3.11, the tomli backport before (which one exists is known only here)
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError:  # Python 3.10
+        # deferred: the backport, before Python 3.11
         import tomli as tomllib  # type: ignore[import-not-found,no-redef,unused-ignore]
     try:
         with file.open("rb") as fh:

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .dburl import as_location
+from .errors import InputError
+
 DEFAULT_DB = Path(".state") / "crib" / "crib.db"
 DEFAULT_BUDGET = 8000
 
@@ -35,6 +38,7 @@ FALSE_WORDS = ("0", "false", "no", "off")
 
 # Accepted spellings for CRIB_PARALLEL.
 PARALLEL_MODES = {"auto": "auto", **{w: "on" for w in TRUE_WORDS}, **{w: "off" for w in FALSE_WORDS}}
+WRITE_VECTOR_MODES = {"inline": "inline", "background": "background"}
 LOG_PROMPT_MODES = {"full": "full", "hash": "hash", "sha256": "hash", "hashed": "hash",
                     "none": "none", "off": "none", "no": "none"}
 
@@ -57,8 +61,6 @@ def lower(raw: str) -> str:
 def path(raw: str) -> Path:
     """A file path (``~`` expanded) — or, for a store, a ``postgresql://`` URL kept whole as a
     :class:`~crib_plugin.dburl.ServerURL` (which stands where a store's ``Path`` stands)."""
-    from .dburl import as_location
-
     return as_location(raw)  # type: ignore[return-value]
 
 
@@ -117,7 +119,7 @@ def parse_channels(value: str | None) -> list[str] | None:
 
 def iso_moment(raw: str) -> str:
     """An ISO 8601 date or time, kept as written (``CRIB_NOW``)."""
-    from .errors import InputError
+    # deferred: `crib mcp` start would import it up front (1 ms)
     from .isotime import parse_iso
 
     try:

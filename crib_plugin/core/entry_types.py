@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -78,8 +78,6 @@ def describe(types: Mapping[str, EntryType] | None = None, *, bullet: str = "- "
 
 def check_name(value: str, known: Iterable[str]) -> str:
     """``value`` normalised (trimmed, lowercase) if it names a known type; ``InputError`` otherwise."""
-    from .errors import InputError
-
     name = value.strip().lower() if isinstance(value, str) else ""
     names = list(known)
     if name not in names:

@@ -13,6 +13,7 @@ from pathlib import Path
 def log_failure(context: str, exc: BaseException) -> None:
     """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
     try:
+        # deferred: the MessageDisplay hook would import it up front (115 ms)
         from .config import DEFAULT_DB, setting_value
         from .timeutil import now_iso
 

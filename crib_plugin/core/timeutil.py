@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from .config import fixed_now
 from .isotime import ISO_FORMAT, parse_iso, to_iso  # noqa: F401 - the leaf; importable from here too
 
 
 def now_iso() -> str:
     """The current time in crib's canonical form (``CRIB_NOW`` when set: see :func:`config.fixed_now`)."""
-    from .config import fixed_now
-
     fixed = fixed_now()
     if fixed is not None:
         return to_iso(parse_iso(fixed))

@@ -9,6 +9,7 @@ process compiles everything again. ``compileall`` writes it regardless of that v
 
 from __future__ import annotations
 
+import compileall
 import importlib.util
 from pathlib import Path
 
@@ -36,8 +37,6 @@ def stale(root: Path = PACKAGE_DIR) -> list[Path]:
 def compile_package(root: Path = PACKAGE_DIR) -> bool:
     """Write current bytecode for every module under ``root``; False if some could not be written
     (a read-only install is fine: its installer compiled it)."""
-    import compileall
-
     return bool(compileall.compile_dir(str(root), quiet=2, workers=1))
 
 

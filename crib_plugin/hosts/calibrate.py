@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.errors import InputError
+from ..read.gate.relevance import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
@@ -73,8 +74,6 @@ def _embed(embedder: Any, texts: list[str], on_progress: Any, done: int, total: 
 def calibrate(memory: "Memory", *, write: bool = True, on_progress: Any = None) -> dict[str, Any]:
     """Measure, choose and (with ``write``) store the gate; return a JSON-ready report.
     ``on_progress(done, total)`` follows the texts embedded (probes, then sampled entries)."""
-    from ..read.gate.relevance import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
-
     embedder = memory.embedder()
     key = memory.embedder_key()
     ids, matrix = _store_vectors(memory)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.faillog import log_failure
+
 EVENT = "MessageDisplay"
 STATE_MAX_AGE_SECONDS = 86_400.0
 
@@ -63,6 +65,7 @@ def parse_batch(raw: str) -> DisplayBatch | None:
 
 def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     """Where partial-tag state is kept (see the module docstring)."""
+    # deferred: the MessageDisplay hook would import it up front (145 ms)
     from .claude.input import HookInput, resolve_db
     from .claude.state import sessions_dir
 
@@ -70,12 +73,14 @@ def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     folder = sessions_dir(db)
     if folder.parent.is_dir():
         return folder / "display"
+    # deferred: the MessageDisplay hook would import it up front (43 ms)
     from ..core.config import cache_dir
 
     return cache_dir() / "display"
 
 
 def state_file(folder: Path, batch: DisplayBatch) -> Path:
+    # deferred: the MessageDisplay hook would import it up front (137 ms)
     from .claude.state import sanitise_session_id
 
     session = sanitise_session_id(batch.session_id) or "nosession"
@@ -83,6 +88,7 @@ def state_file(folder: Path, batch: DisplayBatch) -> Path:
 
 
 def _load(path: Path) -> Any:
+    # deferred: the MessageDisplay hook would import it up front (2 ms)
     from ..text.scrub import Scrubber
 
     try:
@@ -116,6 +122,7 @@ def _unlink(path: Path) -> None:
 
 def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | None = None) -> int:
     """Delete state files of streams that never sent their ``final`` batch."""
+    # deferred: the MessageDisplay hook would import it up front (<1 ms)
     from ..core.stale_files import prune_older_than
 
     return prune_older_than(folder, max_age, now=now)
@@ -124,6 +131,7 @@ def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | 
 def scrub_batch(batch: DisplayBatch, folder: Path) -> str | None:
     """What to show for this batch: the scrubbed text, or None to leave the batch unchanged."""
     if not batch.message_id:  # no way to carry state: scrub the batch on its own
+        # deferred: the MessageDisplay hook would import it up front (26 ms)
         from ..text.scrub import scrub_text
 
         out = scrub_text(batch.delta)
@@ -159,7 +167,6 @@ def run_message_display(stdin: IO[str], stdout: IO[str]) -> int:
             return 0
         text = output(display)
     except Exception as exc:  # fail open: the batch is shown as it is
-        from ..core.faillog import log_failure
 
         log_failure("hook message-display", exc)
         return 0

@@ -13,12 +13,16 @@ from typing import Any
 
 from ..core.config import load_settings
 from ..core.cues import CUE_KEY
+from ..memory import Memory
+from ..models.ollama_probe import list_models, ollama_has_model, ollama_host
+from ..models.weights import minilm_status
+from ..read.gate.judging import judge_choice
+from ..store.sqlite import sqlite_capabilities
+from .bytecode import status as bytecode_status
 
 
 def _embedder_check(name: str) -> dict[str, Any]:
     if name == "minilm":
-        from ..models.weights import minilm_status
-
         status = dict(minilm_status())
         status["name"] = "minilm"
         status["ok"] = bool(status.get("present") and status.get("sha256_ok", True))
@@ -27,7 +31,6 @@ def _embedder_check(name: str) -> dict[str, Any]:
         return status
     if name == "ollama":
 
-        from ..models.ollama_probe import ollama_has_model, ollama_host
 
         model = load_settings().embedding_model
         ok = ollama_has_model(model)
@@ -37,9 +40,6 @@ def _embedder_check(name: str) -> dict[str, Any]:
 
 def _model_checks(settings: Any) -> dict[str, dict[str, Any]]:
     """The extractor in use, and the opt-in models (cue writer, judge) with whether Ollama serves them."""
-    from ..models.ollama_probe import ollama_has_model
-    from ..read.gate.judging import judge_choice
-
     checks: dict[str, dict[str, Any]] = {}
     extractor, extraction_model = settings.extractor, settings.extraction_model
     if extractor == "auto":
@@ -56,9 +56,6 @@ def _model_checks(settings: Any) -> dict[str, dict[str, Any]]:
 
 def run_doctor() -> dict[str, Any]:
     """Collect every check into one JSON-ready dict."""
-    from ..models.ollama_probe import list_models, ollama_host
-    from ..store.sqlite import sqlite_capabilities
-
     settings = load_settings()
     report: dict[str, Any] = {
         "python": {"version": platform.python_version(), "executable": sys.executable, "ok": sys.version_info >= (3, 10)},
@@ -70,8 +67,6 @@ def run_doctor() -> dict[str, Any]:
     embedder_name = settings.embedder or "minilm"
     if settings.db.exists():
         try:
-            from ..memory import Memory
-
             with Memory(create=False, settings=settings, readonly=True) as memory:
                 store = memory.store
                 database.update(
@@ -100,7 +95,6 @@ def run_doctor() -> dict[str, Any]:
         "required": embedder_name == "ollama",
         "ok": True,
     }
-    from .bytecode import status as bytecode_status
 
     report["bytecode"] = bytecode_status()
     report["ok"] = all(section.get("ok", True) for section in report.values() if isinstance(section, dict))

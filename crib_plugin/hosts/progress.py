@@ -21,7 +21,11 @@ import sys
 import time
 from typing import IO, Any
 
+from tqdm import tqdm
+
 from ..core.config import progress_enabled
+from ..core.errors import CribError
+from ..models.weights import ensure_minilm, minilm_ready
 
 DEFAULT_EVERY = 500  # items between two plain lines when stderr is not a terminal
 
@@ -68,13 +72,17 @@ class Progress:
         self.started = time.perf_counter()
         self.done = 0
         self.total = 0
+        self.ended: float | None = None  # when done reached total (a later phase does not dilute the rate)
         self._bar: Any = None
         self._last_line = 0
 
     # -- the callback ----------------------------------------------------------------------
 
     def __call__(self, done: int, total: int) -> None:
+        if done == 0 and self.done == 0:  # a phase announcing its start (the import's embedding): its clock starts now
+            self.started = time.perf_counter()
         self.done, self.total = done, total
+        self.ended = time.perf_counter() if total and done >= total else None
         if not self.enabled:
             return
         if self.tty:
@@ -86,8 +94,6 @@ class Progress:
 
     def _draw(self, done: int, total: int) -> None:
         if self._bar is None:
-            from tqdm import tqdm  # type: ignore[import-untyped]
-
             width = _width(self.stream)
             self._bar = tqdm(
                 total=total or None, desc=self.label, unit=f" {self.unit}", unit_scale=self.unit_scale,
@@ -115,7 +121,7 @@ class Progress:
     @property
     def rate(self) -> float:
         """Items per second so far (what the closing note of a long command quotes)."""
-        return self.done / max(time.perf_counter() - self.started, 1e-9)
+        return self.done / max((self.ended or time.perf_counter()) - self.started, 1e-9)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -135,12 +141,9 @@ def fetch_model(memory: Any) -> None:
     """Before a long command embeds: fetch the offline model with a progress display when it is
     not in the cache yet (the first run), so the download is not a silent minute. A model that
     cannot be had is left to the command, which queues vectors or says what failed."""
-    from ..core.errors import CribError
-
     try:
         if memory.embedder_name() != "minilm":
             return
-        from ..models.weights import ensure_minilm, minilm_ready
 
         if minilm_ready():
             return

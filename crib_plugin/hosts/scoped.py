@@ -14,9 +14,14 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from ..core.config import load_settings
+from ..core.errors import StoreError
 from ..core.records import Hit, Retrieval
+from ..memory import Memory
 from ..output.block import produce_block
+from ..output.render import CLASSIC
 from ..read.across import select_across, tag_scope
+from ..scopes import SCOPES, global_db, open_scope, project_db, scope_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory
@@ -37,9 +42,6 @@ def global_memory(primary: "Memory") -> "Memory | None":
     It shares ``primary``'s settings, plugin manager and — when both stores use the same embedder
     — its embedder instance, so a prompt prefetched (or embedded) once serves both stores.
     """
-    from ..memory import Memory
-    from ..scopes import global_db
-
     path = global_db()
     if not path.exists() or _same_file(path, primary.path):
         return None
@@ -104,9 +106,6 @@ def recall_scopes(
 
     :class:`~crib_plugin.errors.StoreError` when none of the stores asked for exists.
     """
-    from ..core.errors import StoreError
-    from ..scopes import SCOPES, open_scope, scope_path
-
     names = SCOPES if scope == "all" else (scope,)
     existing = [n for n in names if scope_path(n, cwd).exists()]
     if not existing:
@@ -131,8 +130,6 @@ def search(query: str, *, limit: int = 10, scope: str = "all", cwd: Path | None 
 
     Missing stores are skipped (an empty list when there is none); project first on ties.
     """
-    from ..core.errors import StoreError
-
     try:
         hits, _ = recall_scopes(query, scope=scope, limit=limit, cwd=cwd)
     except StoreError:
@@ -142,9 +139,6 @@ def search(query: str, *, limit: int = 10, scope: str = "all", cwd: Path | None 
 
 def open_reading(settings: Any) -> "tuple[Memory, str] | None":
     """The store a read starts from: the project's when it exists, else the global one, else None."""
-    from ..memory import Memory
-    from ..scopes import global_db
-
     if settings.db.exists():
         return Memory(create=False, settings=settings, readonly=True), "project"
     path = global_db()
@@ -162,10 +156,6 @@ def retrieve(
     cwd: Path | None = None,
 ) -> str:
     """The rendered block over the project store then the global one; ``""`` when nothing is relevant."""
-    from ..core.config import load_settings
-    from ..output.render import CLASSIC
-    from ..scopes import project_db
-
     settings = load_settings()
     settings.db = project_db(cwd)
     opened = open_reading(settings)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -18,8 +20,6 @@ from typing import IO
 def staging_dir(target: Path) -> Iterator[Path]:
     """A fresh temporary folder beside ``target`` (same filesystem, so rename is atomic),
     deleted on the way out unless it was published."""
-    import tempfile
-
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         # mkdtemp makes the folder private; the published model is plain, world-readable data
@@ -45,8 +45,6 @@ def publish(staging: Path, target: Path) -> None:
 
 def remove_tree(path: Path) -> None:
     """Delete a file or folder if it exists, ignoring errors (cleanup must not mask the cause)."""
-    import shutil
-
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
@@ -76,10 +74,12 @@ def exclusive_lock(target: Path) -> Iterator[None]:
 def _acquire(handle: IO[bytes]) -> None:
     """Block until the file lock is held (fcntl on POSIX, msvcrt on Windows)."""
     try:
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
     except ImportError:  # pragma: no cover - Windows
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import msvcrt
 
         handle.seek(0)
@@ -96,10 +96,12 @@ def _acquire(handle: IO[bytes]) -> None:
 def _release(handle: IO[bytes]) -> None:
     """Release the lock taken by :func:`_acquire`."""
     try:
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
     except ImportError:  # pragma: no cover - Windows
+        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
         import msvcrt
 
         handle.seek(0)

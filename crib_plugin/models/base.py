@@ -89,6 +89,7 @@ class Judge(Protocol):
 
 def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation that leaves all-zero rows at zero instead of dividing by 0."""
+    # deferred: the UserPromptSubmit hook would import it up front (555 ms)
     import numpy as np
 
     matrix = np.asarray(matrix, dtype=np.float32)

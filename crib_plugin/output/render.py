@@ -1,8 +1,8 @@
 """Render retrievals through Jinja templates: the user's directory first, then crib's own.
 
 Template lookup (a ``ChoiceLoader``, as in datasette): ``CRIB_TEMPLATES`` (or the ``templates``
-argument) → the templates packaged in the wheel → the repository's ``templates/`` (editable
-installs). A user overrides a template by putting a file of the same name in their directory.
+argument) → crib's own, ``crib_plugin/output/templates/`` (inside the package: a wheel and an
+editable install find them the same way). A user overrides a template by putting a file of the same name in their directory.
 
 Stored text can never open or close the fence: every memory tag inside content is neutralised
 here, before any template sees it. Nor is a secret ever re-injected verbatim: content stored
@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..core.config import cache_dir
+from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
 from ..core.timeutil import day, now_iso
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # crib_plugin/
-TEMPLATE_DIRS = (PACKAGE_DIR / "templates", PACKAGE_DIR.parent / "templates")
+TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 
 CLASSIC = "memory.md.j2"  # <memory context_time=…> — `crib retrieve`
 CONTEXT = "memory_context.md.j2"  # <memory-context> with its system note — hooks and agent loops
@@ -55,6 +56,7 @@ def environment(user_dir: Path | None = None) -> Any:
     dirs = template_dirs(user_dir)
     key = tuple(str(d) for d in dirs)
     if key not in _envs:
+        # deferred: the SessionStart hook would import jinja2 up front (255 ms)
         import jinja2
 
         env = jinja2.Environment(
@@ -76,9 +78,9 @@ def _bytecode_cache() -> Any:
     instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
     the template's source, so an edited template is recompiled. A cache that cannot be read or
     written is skipped silently: rendering never depends on it."""
+    # deferred: the SessionStart hook would import jinja2 up front (255 ms)
     import jinja2
 
-    from ..core.config import cache_dir
 
     class QuietCache(jinja2.FileSystemBytecodeCache):
         def load_bytecode(self, bucket: Any) -> None:
@@ -115,6 +117,7 @@ def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None
 
 
 def _entry_view(entry: Entry) -> View:
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -132,6 +135,7 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (193 ms)
     from ..read.pointers import snippet
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
@@ -146,6 +150,7 @@ def _pointer_view(entry: Entry) -> View:
 
 
 def _fact_view(fact: Fact) -> View:
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
     from ..text.redact import redact_for_render as safe
     from ..text.scrub import neutralise_tags
 
@@ -181,7 +186,7 @@ def render_block(
     if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
-    from ..core.entry_types import as_table
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2 ms)
     from ..text.scrub import neutralise_tags
 
     text = load_template(template, user_dir).render(

@@ -39,6 +39,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.config import get_settings
 from ..core.records import Retrieval
 from ..core.timeutil import now_iso
 
@@ -49,8 +50,6 @@ TOP_PER_CHANNEL = 10
 
 
 def _prompt_fields(text: str) -> dict[str, Any]:
-    from ..core.config import get_settings
-
     mode = get_settings().log_prompts
     if mode == "hash":
         return {"prompt_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}

@@ -20,9 +20,14 @@ finders rather than ``sys.path`` folders. ``CRIB_PLUGIN_CACHE=0`` (or deleting t
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 from typing import Any
+
+from .. import __version__
+from ..core.config import cache_dir, get_settings
 
 ENTRY_POINT_GROUP = "crib"
 CACHE_FILE = "entry-points.json"
@@ -43,15 +48,11 @@ CachedEntryPoint = tuple[str, str, str | None, str | None]
 
 def plugin_cache_dir() -> str:
     """Where the entry-point cache lives: :func:`crib_plugin.config.cache_dir`."""
-    from ..core.config import cache_dir
-
     return str(cache_dir())
 
 
 def cache_enabled() -> bool:
     """False when ``CRIB_PLUGIN_CACHE`` is ``0`` (or ``false``/``no``/``off``)."""
-    from ..core.config import get_settings
-
     return get_settings().plugin_cache
 
 
@@ -67,8 +68,6 @@ def cache_key() -> dict[str, Any]:
     entries ("" is the current folder) are made absolute, so the same command run from two folders
     gets two keys.
     """
-    from .. import __version__
-
     paths: list[list[Any]] = []
     for entry in sys.path:
         if not isinstance(entry, str):
@@ -107,8 +106,6 @@ def _metadata_mtime(path: str) -> int | None:
 
 def _read_entries(path: str) -> list[dict[str, Any]]:
     """The entries of the cache file; [] when it is missing, unreadable or not ours."""
-    import json
-
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -156,8 +153,6 @@ def cache_write(key: dict[str, Any], eps: list[CachedEntryPoint] | None) -> None
     The newest entry goes first and at most ``_MAX_CACHE_ENTRIES`` are kept. Two processes writing
     at once each replace the whole file, so one entry may be lost: the next run just scans again.
     """
-    import json
-
     tmp: str | None = None
     try:
         path = _cache_path()
@@ -183,8 +178,6 @@ def cache_write(key: dict[str, Any], eps: list[CachedEntryPoint] | None) -> None
 
 def key_is_racy(key: dict[str, Any]) -> bool:
     """True if some ``sys.path`` mtime is too recent to trust (see ``_RACY_WINDOW_NS``)."""
-    import time
-
     newest = max((m for _, m in key["path"] if m is not None), default=0)
     return time.time_ns() - newest < _RACY_WINDOW_NS
 
@@ -197,6 +190,7 @@ def scan_entry_points() -> tuple[list[CachedEntryPoint], list[Any]]:
 
     Returns the cacheable tuples and, in the same order, the ``EntryPoint`` objects.
     """
+    # deferred: the SessionStart hook would import importlib.metadata up front (90 ms)
     from importlib.metadata import entry_points
 
     found = list(entry_points(group=ENTRY_POINT_GROUP))

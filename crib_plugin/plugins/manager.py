@@ -19,6 +19,9 @@ from typing import Any, Callable
 
 import pluggy
 
+from .. import __version__
+from ..core.config import get_settings
+from ..core.entry_types import EntryType
 from ..core.errors import ConfigError
 from . import hookspecs
 from .cache import (  # noqa: F401  (CACHE_FILE, plugin_cache_dir, cache_key: re-exported)
@@ -47,8 +50,6 @@ _pm: pluggy.PluginManager | None = None
 
 def _load_entrypoints(pm: pluggy.PluginManager) -> None:
     """Register the third-party plugins ``CRIB_LOAD_PLUGINS`` selects, from the cache when it is valid."""
-    from ..core.config import get_settings
-
     wanted = get_settings().load_plugins
     if hasattr(sys, "_called_from_test") and wanted is None:
         return
@@ -83,7 +84,7 @@ def new_plugin_manager(*, load_entrypoints: bool = True) -> pluggy.PluginManager
     if load_entrypoints:
         _load_entrypoints(pm)
     for name in DEFAULT_PLUGINS:
-        module = importlib.import_module(name)
+        module = importlib.import_module(name)  # deferred: the built-in plugins, by name, registered on first use
         pm.register(module, name)
     return pm
 
@@ -127,8 +128,6 @@ class Registry:
         pm.hook.register_judges(register=adder(reg.judges))
 
         def add_type(entry_type: Any) -> None:
-            from ..core.entry_types import EntryType
-
             if not isinstance(entry_type, EntryType):
                 raise ConfigError(f"register_types: expected an EntryType, got {type(entry_type).__name__}")
             reg.types.setdefault(entry_type.name, entry_type)
@@ -189,6 +188,4 @@ def plugin_report(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
 
 
 def _crib_version() -> str:
-    from .. import __version__
-
     return str(__version__)

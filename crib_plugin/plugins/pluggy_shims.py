@@ -1,11 +1,17 @@
 """pluggy shims: a plugin manager whose distribution info is filled in lazily, and registering
 entry points (from the cache or from a full scan) the way pluggy's ``load_setuptools_entrypoints`` does.
+
+A third-party plugin that fails to import (a bug in it, a missing dependency) is skipped with one
+line on stderr (``crib: plugin 'x' failed to load: ImportError: …``); crib and every other plugin
+keep working. pluggy's own loader would let the exception (and its traceback) end every command.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -50,13 +56,12 @@ class CribPluginManager(pluggy.PluginManager):
 
 def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
     """pluggy's wrapper around the distribution at ``dist_path`` (else named ``dist_name``), or None."""
+    # deferred: the SessionStart hook would import importlib.metadata up front (72 ms)
     import importlib.metadata
 
     dist: Any = None
     try:
         if dist_path and os.path.isdir(dist_path):
-            from pathlib import Path
-
             dist = importlib.metadata.PathDistribution(Path(dist_path))
         elif dist_name:
             dist = importlib.metadata.distribution(dist_name)
@@ -65,6 +70,7 @@ def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
     if dist is None:
         return None
     try:
+        # deferred: optional, falls back when missing (<1 ms)
         from pluggy._manager import DistFacade
     except ImportError:  # pragma: no cover - pluggy moved its private class
         return dist
@@ -76,14 +82,39 @@ def _wanted(name: str, dist_name: str | None, names: set[str] | None) -> bool:
     return names is None or name in names or (dist_name is not None and dist_name in names)
 
 
+def report_failed(name: str, exc: BaseException) -> None:
+    """The one stderr line for a plugin that could not be loaded (its first line of message only)."""
+    lines = str(exc).strip().splitlines()
+    why = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    print(f"crib: plugin {name!r} failed to load: {why}", file=sys.stderr)
+
+
+class _Stale(Exception):
+    """A cached entry point that no longer names anything: its module or attribute is gone."""
+
+
 def _resolve(value: str) -> Any:
-    """Import what an entry-point value names ("module" or "module:attr.sub"), as ``EntryPoint.load``."""
+    """Import what an entry-point value names ("module" or "module:attr.sub"), as ``EntryPoint.load``.
+
+    Raises :class:`_Stale` when the module itself is not there, or imports but lacks the attribute
+    (the cache is out of date); any other exception is the plugin's own failure and propagates.
+    """
     spec = value.split("[", 1)[0]  # old-style "[extras]" suffix: ignored, as importlib.metadata does
     module_name, _, attrs = spec.partition(":")
-    obj: Any = importlib.import_module(module_name.strip())
+    module_name = module_name.strip()
+    try:
+        obj: Any = importlib.import_module(module_name)  # deferred: an installed plugin's entry point
+    except ModuleNotFoundError as exc:
+        gone = exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + "."))
+        if gone:
+            raise _Stale(value) from exc
+        raise  # the plugin imports something that is not installed: its failure, not the cache's
     for attr in attrs.strip().split("."):
         if attr:
-            obj = getattr(obj, attr)
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError as exc:
+                raise _Stale(value) from exc
     return obj
 
 
@@ -92,7 +123,8 @@ def register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], n
 
     Everything is imported before anything is registered, so a stale entry leaves ``pm`` untouched
     for the full scan that follows. Names already registered or blocked are skipped, as pluggy's
-    ``load_setuptools_entrypoints`` does.
+    ``load_setuptools_entrypoints`` does; a plugin that fails to import is skipped with one line on
+    stderr (the cache stays: a rescan would find the same broken plugin).
     """
     loaded: list[tuple[str, Any, str | None, str | None]] = []
     seen: set[str] = set()
@@ -103,8 +135,12 @@ def register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], n
             continue
         try:
             plugin = _resolve(value)
-        except (ImportError, AttributeError):
+        except _Stale:
             return False
+        except Exception as exc:  # noqa: BLE001 - a third party's module may raise anything on import
+            report_failed(name, exc)
+            seen.add(name)
+            continue
         seen.add(name)
         loaded.append((name, plugin, dist_name, dist_path))
     for name, plugin, dist_name, dist_path in loaded:
@@ -115,9 +151,11 @@ def register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], n
 
 
 def register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
-    """Register the selected ``EntryPoint`` objects of a full scan (import errors propagate)."""
+    """Register the selected ``EntryPoint`` objects of a full scan; one that fails to import is
+    skipped with one line on stderr."""
     facade: Any = None
     try:
+        # deferred: optional, falls back when missing (<1 ms)
         from pluggy._manager import DistFacade as facade
     except ImportError:  # pragma: no cover - pluggy moved its private class
         pass
@@ -127,7 +165,11 @@ def register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[st
             continue
         if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
             continue
-        plugin = ep.load()
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a third party's module may raise anything on import
+            report_failed(ep.name, exc)
+            continue
         pm.register(plugin, name=ep.name)
         if dist is not None and facade is not None:
             pm._plugin_distinfo.append((plugin, facade(dist)))

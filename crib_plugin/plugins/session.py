@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..text.scrub import Scrubber
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Retrieval
     from ..text.scrub import Scrubber
@@ -50,7 +52,5 @@ class ResponseStream:
 
     def get_scrubber(self) -> "Scrubber":
         if self.scrubber is None:
-            from ..text.scrub import Scrubber
-
             self.scrubber = Scrubber()
         return self.scrubber

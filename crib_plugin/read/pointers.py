@@ -4,22 +4,22 @@ The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the
 clears it. The right memory is often just below it — the next few search hits hold it far more
 often than the block does — and the reader of the block is a strong model that can judge a short
 hint and look further. So below the full entries the block lists, as **pointers**, the next
-candidates above a lower, "maybe" bar: id, date, type, scope and the first
+candidates of the fused and the vector rankings: id, date, type, scope and the first
 :data:`SNIPPET_CHARS` characters cut at a word boundary, under a heading that says how to read the
 rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
 
-The maybe bar has two parts, each a lower version of a rule the full tier already has:
+Whether to point at all is decided for the prompt; to what, by rank alone:
 
 * **the prompt**: pointers are shown when the relevance gate opened (something has evidence), or
   when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
   crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
   at the gate, here accepted from the floor up (the "maybe gate");
-* **the candidate**: a fused hit whose score is at least :data:`MAYBE_RELATIVE` of the reference
-  (the best full entry, else the hit that opened the maybe gate) — the per-entry cut asks
-  :data:`~crib_plugin.read.gate.evidence.RELATIVE_CUT` of it *and* evidence of its own.
+* **the candidates**: the next :data:`NEXT` of the fused ranking and the next :data:`NEXT` of the
+  vector channel's own ranking, in turn by rank, with no score bar — the reader of the block
+  judges a one-line hint better than a threshold on fused scores does.
 
-Both values were chosen on the coding set's dev split and LoCoMo (``bench/pointer_bar.py``); see
-``docs/pointers.md`` for the figures.
+``NEXT`` and the snippet's length were chosen on the coding set's dev split and LoCoMo
+(``bench/pointer_bar.py``); see ``docs/pointers.md`` for the figures and the ceilings measured first.
 
 Every rule of the full tier holds for pointers: a pointer is never an entry already in the block
 or already given to this session (in full or as a pointer); a superseded candidate is pointed to
@@ -29,40 +29,45 @@ by its newest successor instead; the snippet is redacted and tag-neutralised whe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..core.errors import CribError
 from ..core.records import Hit, Retrieval
+from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike as Memory
 
-__all__ = ["MAX_POINTERS", "MAYBE_RELATIVE", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
+__all__ = ["MAX_POINTERS", "NEXT", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
 
-MAX_POINTERS = 5
-"""At most this many pointers in one block (a handful: each is a chance of a distraction)."""
-MAYBE_RELATIVE = 0.2
-"""A candidate's fused score must be at least this share of the reference's to be pointed to."""
+NEXT = 4
+"""Pointers come from the next this-many candidates of the fused ranking *and* of the vector
+channel alone (not already shown): on the coding set the vector's own ranking holds a relevant
+memory that the fusion ranks lower (dev: top 3 of the vector 77 % against 65 % of the fused)."""
+MAX_POINTERS = 2 * NEXT
+"""At most this many pointers in one block (both rankings' next candidates, when they differ)."""
 MAYBE_MARGIN = CROWD_MARGIN
 """How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
-SNIPPET_CHARS = 100
-"""The first characters of a memory a pointer shows (cut back to a word boundary)."""
-POINTER_OVERHEAD = 48
-"""Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] …``)."""
+SNIPPET_CHARS = 48
+"""The first characters of a memory a pointer shows (cut back to a word boundary): enough to judge
+whether to read it, cheap enough that eight fit beside the entries."""
+POINTER_OVERHEAD = 36
+"""Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] ``)."""
 HEADING_CHARS = 80
 """Characters of the pointer tier's heading, counted once against the budget."""
-POOL_DEPTH = 20
-"""How deep in the fused ranking pointers are looked for."""
 
 
-def snippet(text: str, limit: int = SNIPPET_CHARS, finish: Callable[[str], str] = str) -> str:
+def snippet(text: str, limit: int | None = None, finish: Callable[[str], str] = str) -> str:
     """``text`` on one line, cut to at most ``limit`` characters at a word boundary (``…`` when cut).
 
     A single word longer than ``limit`` is cut inside it rather than dropped. ``finish`` is applied
     to the cut text before the ``…`` (the renderer neutralises memory tags there, so a tag cut in
     half at the very end is caught as such)."""
+    limit = SNIPPET_CHARS if limit is None else limit  # read per call: bench/pointer_bar.py sweeps it
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return finish(flat)
@@ -79,9 +84,6 @@ def pointer_cost(text: str) -> int:
 
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
-    from ..core.errors import CribError
-    from .channels.vectors import crowd_level
-
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
         return None
@@ -110,6 +112,11 @@ def choose_pointers(
 ) -> None:
     """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
 
+    The candidates are the next :data:`NEXT` of the fused ranking and the next :data:`NEXT` of the
+    vector channel's own ranking (neither shown in full nor given to the session), taken by rank in
+    turn — fused first — with no score bar: the prompt-level decision (the gate, else the maybe
+    gate) says whether to point at all, the rank says to what.
+
     ``skip``: entry ids the session was already given (in full or as pointers). ``used``: the
     characters the block's entries and facts already take of ``budget``.
     """
@@ -117,22 +124,14 @@ def choose_pointers(
     limit = MAX_POINTERS if limit is None else limit
     if limit <= 0 or not pool:
         return
-    shown = {h.entry.id for h in retrieval.hits}
-    scores = {h.entry.id: h.score for h in pool}
-    if retrieval.hits:
-        reference = max((scores.get(h.entry.id, 0.0) for h in retrieval.hits), default=0.0) or pool[0].score
-    else:
-        opened = _maybe_gate(memory, retrieval)
-        if opened is None:
-            return
-        reference = scores.get(opened, pool[0].score)
-    bar = MAYBE_RELATIVE * reference  # module globals read per call: bench/pointer_bar.py sweeps them
-    skipped = set(skip)
-    candidates = [h for h in pool[:POOL_DEPTH] if h.score >= bar and h.entry.id not in shown and h.entry.id not in skipped]
+    if not retrieval.hits and _maybe_gate(memory, retrieval) is None:
+        return
+    skipped = set(skip) | {h.entry.id for h in retrieval.hits}
+    fused = [h for h in pool if h.entry.id not in skipped][:NEXT]
     room = budget - used - HEADING_CHARS
     chosen: list[Hit] = []
-    taken = set(shown)
-    for hit in _current(memory, retrieval, candidates):
+    taken = {h.entry.id for h in retrieval.hits}
+    for hit, why in _current(memory, retrieval, _by_rank(memory, retrieval, fused, skipped)):
         if len(chosen) >= limit:
             break
         if hit.entry.id in taken or hit.entry.id in skipped:
@@ -144,35 +143,62 @@ def choose_pointers(
         room -= cost
         taken.add(hit.entry.id)
         chosen.append(hit)
-        relative = hit.score / reference if reference else 0.0
-        retrieval.notes.append((hit.entry.id, f"pointer: fused score {relative:.2f} of the reference ≥ {MAYBE_RELATIVE:.2f}"))
+        retrieval.notes.append((hit.entry.id, f"pointer: {why}"))
     retrieval.pointers = chosen
 
 
-def _current(memory: "Memory", retrieval: Retrieval, hits: list[Hit]) -> list[Hit]:
+def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: set[int]) -> list[tuple[Hit, str]]:
+    """The fused and the vector channel's next candidates, in turn by rank (fused first), each once,
+    with why. A vector candidate the fusion ranked too carries its fused hit; one it left out (below
+    a floor) carries the score of the fused candidate at its rank, so two stores' pointers merge in
+    rank order (:func:`merge_pointers`)."""
+    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
+    ranked = sorted(vector.hits, key=lambda h: -h.score) if vector is not None else []
+    nearest = [h for h in ranked if h.entry_id not in skipped][:NEXT]
+    known = {h.entry.id: h for h in fused}
+    missing = [h.entry_id for h in nearest if h.entry_id not in known]
+    entries = memory.store.get_entries(missing) if missing else {}
+    out: list[tuple[Hit, str]] = []
+    seen: set[int] = set()
+    for rank in range(NEXT):
+        pair: list[tuple[Hit | None, str]] = []
+        if rank < len(fused):
+            pair.append((fused[rank], f"fused rank {rank + 1} after the entries"))
+        if rank < len(nearest):
+            near = nearest[rank]
+            floor_score = fused[min(rank, len(fused) - 1)].score if fused else near.score
+            entry = known[near.entry_id].entry if near.entry_id in known else entries.get(near.entry_id)
+            hit = known.get(near.entry_id) or (Hit(entry, floor_score, {"vector": near}) if entry is not None else None)
+            pair.append((hit, f"vector rank {rank + 1} after the entries (cosine {near.score:.3f})"))
+        for hit, why in pair:
+            if hit is not None and hit.entry.id not in seen:
+                seen.add(hit.entry.id)
+                out.append((hit, why))
+    return out
+
+
+def _current(memory: "Memory", retrieval: Retrieval, hits: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
     """``hits`` with every superseded entry replaced by its newest successor (a pointer never leads
     to a belief that was replaced without what replaced it)."""
-    import dataclasses
-
     if not hits:
         return hits
     try:
-        replaced = memory.store.superseded([h.entry.id for h in hits])
+        replaced = memory.store.superseded([h.entry.id for h, _ in hits])
     except Exception:  # a store without migration 4 (a plugin store): nothing is superseded
         return hits
     if not replaced:
         return hits
-    out: list[Hit] = []
-    for hit in hits:
+    out: list[tuple[Hit, str]] = []
+    for hit, why in hits:
         if hit.entry.id not in replaced:
-            out.append(hit)
+            out.append((hit, why))
             continue
         newest = memory.store.successor_of(hit.entry.id) or replaced[hit.entry.id]
         successor = memory.store.get_entry(newest)
         if successor is None:
             continue  # its successor is gone: neither is pointed to
         retrieval.notes.append((newest, f"pointer in place of entry {hit.entry.id}, which it supersedes"))
-        out.append(Hit(dataclasses.replace(successor, scope=hit.entry.scope), hit.score, {}))
+        out.append((Hit(dataclasses.replace(successor, scope=hit.entry.scope), hit.score, {}), why))
     return out
 
 

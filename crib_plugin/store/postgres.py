@@ -31,9 +31,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..core.dburl import ServerURL, mask_url
 from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
+from .pooling import pooling
 from .postgres_schema import CRIB_TABLES, MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
 from .sqlite_admin import AdminMixin
@@ -52,6 +54,7 @@ def pg_sql(sql: str) -> str:
 
 def pg_error(exc: BaseException, url: str, doing: str = "") -> StoreError:
     """One clear :class:`StoreError` subclass for a psycopg error (the URL shown masked)."""
+    # deferred: optional dependency used by the postgres extra (1578 ms)
     import psycopg
     from psycopg import errors as pgerrors
 
@@ -114,6 +117,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     def transaction(self) -> Iterator[None]:
         """One short transaction (commit on success, roll back on any exception); nested calls
         are savepoints. A read-only store refuses before anything is sent."""
+        # deferred: optional dependency used by the postgres extra (1441 ms)
         import psycopg
 
         if self.readonly:
@@ -132,6 +136,7 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (``?`` placeholders) and return its rows; errors become StoreError."""
+        # deferred: optional dependency used by the postgres extra (1441 ms)
         import psycopg
 
         try:
@@ -266,6 +271,7 @@ def _pool(url: str, readonly: bool) -> Any:
     authentication round trips each time."""
     key = (url, readonly)
     if key not in _POOLS:
+        # deferred: optional dependency used by the postgres extra (1297 ms)
         from psycopg_pool import ConnectionPool
 
         def configure(conn: Any) -> None:
@@ -284,6 +290,7 @@ def connect(url: str, readonly: bool = False) -> Any:
     """A psycopg connection in autocommit (read-only sessions for readers); StoreError when the
     driver is missing or the server does not answer."""
     try:
+        # deferred: optional, falls back when missing (1441 ms)
         import psycopg
     except ImportError:
         raise StoreError("a postgresql:// store needs psycopg: pip install 'crib-plugin[postgres]'") from None
@@ -300,8 +307,6 @@ def connect(url: str, readonly: bool = False) -> Any:
 def open_postgres(url: str, *, create: bool = True, migrate: bool = True, readonly: bool = False, conn: Any = None) -> PostgresStore:
     """Open the crib store in the database ``url`` names (created and migrated unless ``readonly``
     or ``create=False``). ``conn`` reuses a connection (the MCP server's pool)."""
-    from .pooling import pooling
-
     pool = _pool(url, readonly) if conn is None and pooling() else None
     if pool is not None:
         try:
@@ -333,8 +338,6 @@ def create_database(server_url: str, name: str, *, replace: bool = False) -> str
     """Create database ``name`` on the server ``server_url`` reaches (the role needs CREATEDB);
     returns its URL. ``replace`` drops one of that name first. For measurement stores
     (``crib eval --db-url``), not for a team's store, which its administrator creates."""
-    from urllib.parse import urlsplit, urlunsplit
-
     if not name.replace("_", "").isalnum():
         raise StoreError(f"not a plain database name: {name!r}")
     conn = connect(server_url)

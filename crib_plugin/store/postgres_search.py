@@ -16,8 +16,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import StoreError
 from ..core.records import Entry
+from ..core.timeutil import now_iso
 from . import cjk, pg_match
+from .postgres_schema import MIGRATION_LOCK
 from .records import thread_of
 from .sqlite_entries import EntriesMixin
 from .sqlite_rows import ENTRY_COLUMNS, ENTRY_ROW, EXTRACT_QUEUE, content_hash, row_to_entry, space_table
@@ -42,6 +45,8 @@ def _blob(values: Sequence[float]) -> bytes:
 
 class PgEntriesMixin(EntriesMixin):
     """Entry rows on PostgreSQL: the shared statements, plus what differs from SQLite."""
+
+    COUNT_SQL = "SELECT count(*) FROM entries"  # no kept count (SQLite's migration 5) here
 
     if TYPE_CHECKING:  # provided by PostgresStore
 
@@ -195,8 +200,6 @@ class PgFullTextMixin:
     def purge_deleted_text(self) -> None:
         """``VACUUM`` the entries and their indexes so deleted rows' text is no longer on disk in
         live pages (best effort: needs the table's owner; WAL and backups keep history longer)."""
-        from ..core.errors import StoreError
-
         try:
             self.execute("VACUUM entries")
         except StoreError:
@@ -230,8 +233,6 @@ class PgVectorsMixin:
         existing = self.vector_space(key)
         if existing:
             return existing[0]
-        from ..core.timeutil import now_iso
-        from .postgres_schema import MIGRATION_LOCK
 
         table = space_table(key)
         with self.transaction():
@@ -253,14 +254,10 @@ class PgVectorsMixin:
                 return dim
         rows = self.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
         if not rows:
-            from ..core.errors import StoreError
-
             raise StoreError(f"no vector space {table!r}")
         return int(rows[0][0])
 
     def put_vector(self, table: str, entry_id: int, vector: bytes) -> None:
-        from ..core.errors import StoreError
-
         dim = self._dim(table)
         if len(vector) != 4 * dim:
             raise StoreError(f"a vector of {len(vector) // 4} dimensions does not fit the space {table} ({dim})")

@@ -14,12 +14,14 @@ Damaged files raise one :class:`~crib_plugin.errors.StoreError` subclass naming 
 from __future__ import annotations
 
 import os
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import apsw
 
+from ..core.dirs import prepare_store_dir
 from ..core.errors import ExtensionError, NotACribStore, StoreError, StoreOutdated, StoreReadOnly, StoreTooNew
 from .schema import MIGRATIONS, latest_version
 from .sqlite_admin import AdminMixin
@@ -172,8 +174,6 @@ def _create_atomically(path: Path, timeout: float) -> None:
     when the name exists), so a concurrent opener sees either no file or a complete store — never
     an empty file or half a schema (8 simultaneous first writes used to fail 31 times in 40).
     """
-    import tempfile
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
     os.close(fd)
@@ -233,8 +233,6 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
         if not create or readonly:
             raise StoreError(f"no crib database at {path}")
         try:
-            from ..core.dirs import prepare_store_dir
-
             prepare_store_dir(path)  # the folder, and a .gitignore inside .state/crib
             _create_atomically(path, timeout)
         except apsw.Error as exc:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.timeutil import now_iso
+from .records import AuditRow, EntryVersion, StoreCounts
+from .sqlite_rows import EXTRACT_QUEUE, row_to_entry
 
 if TYPE_CHECKING:  # pragma: no cover  (the rows load with the first management read, not with every store)
     from contextlib import AbstractContextManager
@@ -29,9 +31,6 @@ VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, projec
 
 
 def _version(row: Sequence[Any]) -> EntryVersion:
-    from .records import EntryVersion
-    from .sqlite_rows import row_to_entry
-
     return EntryVersion(row_to_entry(row[:7]), int(row[7]) if row[7] is not None else None)
 
 
@@ -117,7 +116,6 @@ class AdminMixin:
             args.append(project)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self.execute(f"SELECT id, at, action, entry_id, detail FROM audit {where} ORDER BY id DESC LIMIT ?", [*args, limit])
-        from .records import AuditRow
 
         return [AuditRow(int(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), json.loads(r[4] or "{}")) for r in rows]
 
@@ -159,8 +157,6 @@ class AdminMixin:
         return [_version(r) for r in rows]
 
     def counts(self) -> StoreCounts:
-        from .records import StoreCounts
-
         one = lambda sql: int(self.execute(sql)[0][0])
         by_type = {str(t): int(n) for t, n in self.execute("SELECT type, count(*) FROM entries GROUP BY type ORDER BY type")}
         first, last = self.execute("SELECT min(created_at), max(created_at) FROM entries")[0]
@@ -184,8 +180,6 @@ class AdminMixin:
         return [(int(r[0]), bytes(r[1])) for r in self.execute(f"SELECT rowid, embedding FROM {table}")]
 
     def clear_embedded_pending(self, table: str) -> None:
-        from .sqlite_rows import EXTRACT_QUEUE
-
         self.load_vec()
         self.execute(
             f"DELETE FROM pending_embeddings WHERE space != ? AND entry_id IN (SELECT rowid FROM {table})", (EXTRACT_QUEUE,)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .records import FactRow, RelationRow
+
 if TYPE_CHECKING:  # pragma: no cover  (the row classes load when first read, not with every store)
     from .records import FactRow, RelationRow
 
@@ -145,8 +147,6 @@ class FactsMixin:
         )
 
     def relation_row(self, relation_id: int) -> RelationRow | None:
-        from .records import RelationRow
-
         rows = self.execute("SELECT subject_id, object_id, valid_until, superseded_by FROM relations WHERE id = ?", (relation_id,))
         if not rows:
             return None
@@ -243,8 +243,6 @@ class FactsMixin:
         return self._fact_select(where, params, "r.id" if entry_ids is not None else BY_SUBJECT)
 
     def _fact_select(self, where: str, params: Sequence[Any], order: str) -> list[FactRow]:
-        from .records import FactRow
-
         rows = self.execute(f"{FACT_SELECT} WHERE {where} ORDER BY {order}", list(params))
         return [
             FactRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), None if r[5] is None else str(r[5]))

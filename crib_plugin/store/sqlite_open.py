@@ -8,12 +8,15 @@ class and :func:`~crib_plugin.store.sqlite.open_store` build on these.
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import apsw
 
+from ..core.config import busy_timeout
 from ..core.errors import (
     ExtensionError,
     NotACribStore,
@@ -42,8 +45,6 @@ class BusyHandler:
         self.started = 0.0
 
     def __call__(self, count: int) -> bool:
-        import random  # only a process that waits pays for it
-
         now = time.monotonic()
         if count == 0:
             self.started = now
@@ -124,7 +125,7 @@ def sqlite_capabilities() -> dict[str, Any]:
             info["sqlite_vec_error"] = str(exc)
     finally:
         conn.close()
-    import sqlite3  # stdlib, only to report the trap crib avoids
+    import sqlite3  # deferred: 2 ms, stdlib, only to report the trap crib avoids
 
     info["stdlib_sqlite3_can_load_extensions"] = hasattr(sqlite3.Connection, "enable_load_extension")
     return info
@@ -140,8 +141,6 @@ def connect(target: str, flags: int, timeout: float) -> apsw.Connection:
 
 def configured_busy_timeout() -> float:
     """``CRIB_BUSY_TIMEOUT`` in seconds (read through config at open time)."""
-    from ..core.config import busy_timeout
-
     return busy_timeout()
 
 
@@ -153,7 +152,5 @@ def open_readonly(path: Path, timeout: float) -> apsw.Connection:
         conn.execute("PRAGMA user_version")  # opens the file for real (and the WAL index)
         return conn
     except apsw.CantOpenError:
-        from urllib.parse import quote
-
         uri = f"file:{quote(str(path.resolve()))}?immutable=1"
         return connect(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, timeout)

@@ -7,12 +7,14 @@ class, so no mixin module imports ``sqlite.py`` back.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.config import setting_value
 from ..core.errors import ExtensionError
 from ..core.records import Entry
 
@@ -31,8 +33,6 @@ ENTRY_ROW = "id, type, content, created_at, metadata, content_hash, thread, cont
 
 def content_hash(content: str) -> str:
     """sha256 of the whitespace-normalised content; finds duplicates cheaply."""
-    import hashlib  # loads OpenSSL (~5-10 ms): only writes pay for it
-
     return hashlib.sha256(" ".join(content.split()).encode("utf-8")).hexdigest()
 
 
@@ -43,8 +43,6 @@ def vec_extension_path() -> str:
     afford; the extension file sits beside the package's ``__init__``. ``CRIB_VEC_EXTENSION``
     overrides it.
     """
-    from ..core.config import setting_value
-
     override = setting_value("vec_extension")
     if override:
         return override

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import CribError
 from ..core.timeutil import now_iso
 from .sqlite_rows import space_table
 
@@ -86,6 +87,7 @@ class VectorsMixin:
 
         On a big store through the side index beside the database when it is current
         (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
         from . import vector_index
 
         return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore
@@ -94,7 +96,7 @@ class VectorsMixin:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
         or rebuild it when missing or stale on a big store). Never fails the write: a problem
         leaves the index as it is, and searches use the exact scan while it is not current."""
-        from ..core.errors import CribError
+        # deferred: the SessionStart hook would import numpy up front (943 ms)
         from . import vector_index_build
 
         try:
@@ -169,6 +171,7 @@ class VectorsMixin:
         if wanted and len(wanted) > 4:
             # A point read from vec0 costs its whole 1024-vector chunk: on a big store the side
             # index's copy is read instead when it is current (vector_index.read_vectors).
+            # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
             from . import vector_index
 
             indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]  # a mixin of SQLiteStore

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import numpy as np
 
 from . import vector_index as vi
 from .sqlite_open import store_error
@@ -86,8 +87,6 @@ def rebuild(store: "SQLiteStore", table: str) -> int:
     Both files are written under temporary names and renamed into place, the vectors first: a
     reader holding the old codes file sees another build token in the new vectors file and scans
     exactly instead. Records are sorted by id (sqlite-vec's scan order is its chunk order)."""
-    import numpy as np
-
     store.load_vec()
     dim = int(store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))[0][0])
     record = record_dtype(dim)
@@ -118,8 +117,6 @@ def rebuild(store: "SQLiteStore", table: str) -> int:
 
 def _write_scan(store: "SQLiteStore", table: str, dim: int, codes_file: Path, floats_file: Path) -> Any:
     """Write every vector of ``table`` (scan order) after a blank header in each file; the ids."""
-    import numpy as np
-
     record = record_dtype(dim)
     seen = []
     with open(codes_file, "wb") as codes, open(floats_file, "wb") as floats:
@@ -137,8 +134,6 @@ def _write_scan(store: "SQLiteStore", table: str, dim: int, codes_file: Path, fl
 
 def _sort_files(codes_file: Path, floats_file: Path, record: Any, dim: int, order: Any, step: int = 65_536) -> None:
     """Rewrite both files in ``order`` (gathering from memory maps, a slice at a time)."""
-    import numpy as np
-
     count = len(order)
     for source, dtype, shape in ((codes_file, record, (count,)), (floats_file, np.dtype("<f4"), (count, dim))):
         data = np.memmap(source, dtype=dtype, mode="r", offset=HEADER, shape=shape)
@@ -154,8 +149,6 @@ def _sort_files(codes_file: Path, floats_file: Path, record: Any, dim: int, orde
 def _batches(store: "SQLiteStore", table: str, dim: int, size: int = 65_536) -> Any:
     """Every ``(ids, vectors)`` of ``table``, ``size`` at a time, in one pass over the table
     (sqlite-vec answers any rowid filter with a scan of the whole table, so no paging by id)."""
-    import numpy as np
-
     try:
         cursor = store.conn.execute(f"SELECT rowid, embedding FROM {table}")
         while rows := list(itertools.islice(cursor, size)):
@@ -169,8 +162,6 @@ def _batches(store: "SQLiteStore", table: str, dim: int, size: int = 65_536) -> 
 def _append(store: "SQLiteStore", table: str, path: Path, index: Index, tail: Sequence[int]) -> None:
     """Add the tail to the end of both files (vectors first), then the new header (count, highest
     id): a reader that read the old header sees the old records only."""
-    import numpy as np
-
     dim = int(index.header["dim"])
     blobs = store.point_vectors(table, tail)
     ids = [i for i in sorted(tail) if i in blobs]

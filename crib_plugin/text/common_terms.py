@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .terms import terms
+from .words import stems
+
 RAREST_KEPT = 3
 """Should every word be too common, the rarest few are kept: a query never becomes empty."""
 BIG_STORE = 50_000
@@ -30,9 +33,6 @@ def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
     nothing about which entry is the predecessor; without them the cost is bounded by
     ``terms × max_docs`` postings whatever the store's size. Should every word be that common,
     the :data:`RAREST_KEPT` rarest are kept."""
-    from .terms import terms
-    from .words import stems
-
     found = terms(text)
     if not found:
         return ""

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import apsw
+
 from .cjk import CJK_RUN_RE
 
 WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -54,8 +56,6 @@ class Tokenizers:
         self.porter: Any = None
         self.query_flag = 0
         try:
-            import apsw
-
             self.conn = apsw.Connection(":memory:")
             args = ["remove_diacritics", "2"]
             self.plain = self.conn.fts5_tokenizer("unicode61", args)

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..core.cues import CUE_KEY, MAX_CUE_CHARS
+from ..core.entry_types import check_name
 from ..core.errors import InputError
+from ..core.limits import check_entry, check_metadata
 from ..core.records import ENTRY_TYPES
+from ..text.redact import redact
+from ..text.scrub import strip_memory_blocks
 
 _TYPE_PREFIX = re.compile(r"^\s*type=([A-Za-z][A-Za-z0-9_-]*)\s*", re.IGNORECASE)
 
@@ -30,23 +34,17 @@ class ParsedWrite:
 def redact_secrets(text: str) -> str:
     """Replace credentials with ``[REDACTED:KIND]``, keeping the words around them
     (:func:`crib_plugin.redact.redact`: crib's rules plus detect-secrets' plugins)."""
-    from ..text.redact import redact
-
     return redact(text)
 
 
 def validate_type(value: str, known: Iterable[str] | None = None) -> str:
     """``value`` normalised if it names a known type (``known``: a registry's names; default the
     built-ins); InputError otherwise."""
-    from ..core.entry_types import check_name
-
     return check_name(value, ENTRY_TYPES if known is None else known)
 
 
 def clean_content(text: str) -> str:
     """Strip injected memory blocks and secrets; trim. May return ``""``."""
-    from ..text.scrub import strip_memory_blocks
-
     return redact_secrets(strip_memory_blocks(text)).strip()
 
 
@@ -56,8 +54,6 @@ def parse_write(text: str, type: str | None = None, known: Iterable[str] | None 
     An explicit ``type`` argument wins over the prefix. Raises InputError for empty content or
     an unknown type.
     """
-    from ..core.limits import check_entry
-
     check_entry(text.strip() if isinstance(text, str) else text)  # before any regex runs: bounded cost
     match = _TYPE_PREFIX.match(text)
     prefix_type = None
@@ -89,8 +85,6 @@ def clean_cue(value: Any) -> str | None:
 def with_clean_cue(metadata: dict[str, Any]) -> dict[str, Any]:
     """``metadata`` validated (:func:`crib_plugin.limits.check_metadata`) with its cue cleaned;
     the cue key is dropped when the cue is empty. The caller's dict is not changed."""
-    from ..core.limits import check_metadata
-
     check_metadata(metadata)
     if CUE_KEY not in metadata:
         return metadata

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..core.errors import InputError
+from ..core.limits import decode_input
+from ..core.records import ENTRY_TYPES
 
 FORMATS = ("jsonl", "claude", "markdown")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
@@ -92,8 +94,6 @@ def detect_format(path: Path, fmt: str | None = None) -> str:
 def jsonl_records(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
     """crib's export format, one JSON object a line; a bad line (invalid UTF-8, not JSON, nested
     too deeply) names its number and writes nothing."""
-    from ..core.limits import decode_input
-
     records = []
     for number, raw in enumerate(lines, start=1):
         line = decode_input(raw, f"line {number}") if isinstance(raw, bytes) else raw
@@ -261,8 +261,6 @@ def infer_type(text: str, heading: list[str], known: Iterable[str], default: str
 
 def markdown_records(text: str, *, source: str, source_path: str) -> list[dict[str, Any]]:
     """One markdown file → import records (``content``, ``type``, ``created_at``, ``metadata``)."""
-    from ..core.records import ENTRY_TYPES
-
     meta, body = front_matter(text)
     created = next((meta[k] for k in _DATE_KEYS if meta.get(k)), None)
     default_type = (meta.get("type") or "note").lower()
@@ -303,8 +301,6 @@ def read_records(path: Path, fmt: str | None = None, stdin: Any = None) -> tuple
     """The records to import from ``path`` (``-``: stdin) and the format they were read as."""
     kind = detect_format(path, fmt)
     if str(path) == "-":
-        from ..core.limits import decode_input
-
         data = getattr(stdin, "buffer", stdin).read() if stdin is not None else b""
         if kind == "jsonl":
             return kind, jsonl_records(data.splitlines() if isinstance(data, bytes) else data.splitlines())

@@ -9,10 +9,18 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..core.authorship import authored
+from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
 from ..core.errors import ConfigError, InputError, ModelError
+from ..core.limits import check_entry, check_metadata
 from ..core.records import Entry
 from ..core.timeutil import normalise_iso
 from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
+from ..models.base import embedder_key
+from ..store.base_vectors import to_blob
+from ..store.records import thread_of
+from .clean import validate_type
+from .deferred import QueuedIds, complete_supersession
+from .path import drain_extractions
 
 
 def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -24,8 +32,6 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     Each batch commits on its own (a kill keeps it; a rerun continues from the next);
     ``on_progress(done, total)`` follows the batches.
     """
-    from .path import drain_extractions
-
     extracted = drain_extractions(memory, on_progress)
     store = memory.store
     if embedder:
@@ -33,9 +39,17 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
         if embedder not in memory.registry.embedders:
             raise ConfigError(f"unknown embedder {embedder!r} (registered: {', '.join(sorted(memory.registry.embedders))})")
         memory._embedder = memory.registry.make("embedders", embedder)
-    model = memory.embedder()
-    from ..models.base import embedder_key
+    key, done = embed_pending(memory, on_progress, audit={"facts_extracted": extracted})
+    return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
 
+
+def embed_pending(memory: Any, on_progress: Callable[[int, int], None] | None = None, *, audit: dict[str, Any] | None = None) -> tuple[str, int]:
+    """Embed every entry without a vector in the active embedder's space (and its recall cue),
+    then record the embedder and bring the side index up to date: ``(embedder key, embedded)``.
+    ``audit`` (extra detail) records a ``reindex`` row; ``None`` records none (an import's second
+    phase: the import records its own). A :class:`ModelError` leaves the rest queued."""
+    store = memory.store
+    model = memory.embedder()
     key = embedder_key(model)
     probe = model.embed_documents(["crib reindex probe"])
     table = store.ensure_vector_space(key, int(probe.shape[1]))
@@ -44,21 +58,22 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     with store.transaction():
         store.set_embedder_name(model.name)
         store.clear_embedded_pending(table)
-        store.record_audit("reindex", None, authored({"embedder": key, "embedded": done, "facts_extracted": extracted}))
+        if audit is not None:
+            store.record_audit("reindex", None, authored({"embedder": key, "embedded": done, **audit}))
     refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
     if refresh is not None:
         for space_table, _dim in store.vector_spaces().values():
             refresh(space_table)
-    return {"embedder": key, "embedded": done, "total": store.count_entries(), "pending": len(store.pending()), "facts_extracted": extracted}
+    return key, done
 
 
 def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress: Callable[[int, int], None] | None) -> int:
     """Embed the entries without a vector in ``table``, batch by batch (each batch claimed, so a
     concurrent reindexer takes others, and committed); returns how many; ``total`` is for progress."""
-    from ..store.base_vectors import to_blob
-
     store = memory.store
     done, after = 0, 0
+    queued = QueuedIds(store, model.name)  # entries written without their vector (deferred, or the model was down)
+    refresh = getattr(store, "refresh_vector_index", None)  # a big store's side index (SQLite)
     if on_progress is not None:
         on_progress(0, total)
     while True:
@@ -66,15 +81,20 @@ def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress:
             if not ids:
                 return done
             entries = store.get_entries(ids)
+            ids = [i for i in ids if i in entries]  # one forgotten since it was claimed
             previous = [previous_of(memory, entries[i]) for i in ids]
             notes: list[str] = []
             vectors = memory.embed_texts([entries[i].content for i in ids], previous, notes)
             if vectors is None:
                 raise ModelError(notes[0])
+            blobs = {entry_id: to_blob(vector) for entry_id, vector in zip(ids, vectors)}
             with store.transaction():
-                for entry_id, vector in zip(ids, vectors):
-                    store.put_vector(table, entry_id, to_blob(vector))
+                for entry_id, blob in blobs.items():
+                    store.put_vector(table, entry_id, blob)
                     store.clear_pending(entry_id, model.name)
+                complete_supersession(store, table, entries, blobs, queued.among(ids))
+        if refresh is not None:
+            refresh(table)
         done, after = done + len(ids), ids[-1]
         if on_progress is not None:
             on_progress(done, max(total, done))
@@ -83,9 +103,6 @@ def _embed_missing(memory: Any, model: Any, table: str, total: int, on_progress:
 def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
     """Embed the recall cue of every entry that has one but no cue vector for this embedder (an
     entry written while the model was down, or a switch of embedder)."""
-    from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
-    from ..store.base_vectors import to_blob
-
     store = memory.store
     if store.vector_space(cue_space_key(key)) is None and not store.count_with_metadata(CUE_KEY):
         return  # no cue anywhere: no cue space (and no second k-NN per prompt)
@@ -110,8 +127,6 @@ def _embed_missing_cues(memory: Any, model: Any, key: str, dim: int) -> None:
 
 def previous_of(memory: Any, entry: Entry) -> str | None:
     """The content of the entry before ``entry`` in its thread, or ``None`` (embedding context)."""
-    from ..store.records import thread_of
-
     thread = thread_of(entry.metadata)
     if thread is None:
         return None
@@ -121,17 +136,19 @@ def previous_of(memory: Any, entry: Entry) -> str | None:
 
 
 def import_records(
-    memory: Any, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None
+    memory: Any, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None,
+    on_embed_progress: Callable[[int, int], None] | None = None,
 ) -> list[WriteReport]:
     """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
 
     All records are validated before anything is written, so a bad line loses nothing and
-    writes nothing. Then they are written in batches that each commit (a kill keeps every
-    batch before it; a rerun skips what is stored); ``on_progress(done, total)`` follows it.
+    writes nothing. Then two phases (:mod:`crib_plugin.write.deferred`): the entries, their full
+    text, facts and audit are written in batches that each commit, their vectors queued (a kill
+    keeps every batch before it; a rerun skips what is stored), ``on_progress(done, total)``
+    following it; then the queued vectors are embedded (:func:`embed_pending`,
+    ``on_embed_progress``). A model that fails in the second phase leaves the vectors queued for
+    ``crib reindex``, said in ``memory.warnings``: the entries are kept.
     """
-    from ..core.limits import check_entry, check_metadata
-    from .clean import validate_type
-
     items: list[NewEntry] = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict):
@@ -148,9 +165,14 @@ def import_records(
         except InputError as exc:
             raise InputError(f"record {number}: {exc}") from exc
         items.append(NewEntry(content, entry_type, created, metadata))
-    reports = memory.write_many(items, on_progress=on_progress, audit=None)
+    reports = memory.write_many(items, on_progress=on_progress, audit=None, defer_vectors=True)
     new = [r.entry_id for r in reports if not r.duplicate]
     with memory.store.transaction():
         memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new),
                                                    "first_id": min(new, default=None), "last_id": max(new, default=None)}))
+    if new:
+        try:
+            embed_pending(memory, on_embed_progress)
+        except (ModelError, ConfigError) as exc:
+            memory.warnings.append(f"vectors not stored (queued for `crib reindex`): {exc}")
     return reports

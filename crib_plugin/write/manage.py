@@ -14,11 +14,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from ..core.authorship import project_filter
-from ..core.cues import CUE_BY_KEY, CUE_KEY
-from ..core.errors import CribError, InputError
+from ..core.authorship import authored, project_filter
+from ..core.cues import CUE_BY_KEY, CUE_KEY, cue_of, cue_space_key, embed_cues, with_cue
+from ..core.errors import CribError, InputError, ModelError
+from ..core.limits import check_metadata
 from ..core.records import Entry
 from ..core.timeutil import parse_iso, to_iso
+from ..models.ollama.cue_writer import OllamaCueWriter
+from ..store import facts as facts_mod
+from ..store.base_vectors import to_blob
+from ..store.facts import facts_for_entries
+from ..text.redact import redact_value
+from .clean import clean_cue
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
@@ -33,8 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 def record_audit(store: Store, action: str, entry_id: int | None = None, **detail: Any) -> None:
     """Append one audit row (``detail`` is JSON; callers must not put memory text in it), naming
     who made the change (:func:`crib_plugin.core.authorship.authored`)."""
-    from ..core.authorship import authored
-
     store.record_audit(action, entry_id, authored(detail))
 
 
@@ -52,8 +57,6 @@ def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) ->
 def _row_json(version: EntryVersion) -> dict[str, Any]:
     """One entry as ``list`` and ``show`` print it: content and metadata redacted (text stored before
     redaction existed never leaves verbatim)."""
-    from ..text.redact import redact_value
-
     entry = version.entry
     return {
         "id": entry.id, "type": entry.type, "content": redact_value(entry.content), "created_at": entry.created_at,
@@ -121,9 +124,6 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
 
     ``history`` is oldest → newest; ``current`` is the id whose text stands now (the newest).
     """
-    from ..store.facts import facts_for_entries
-    from ..text.redact import redact_value
-
     entry = entry_data(memory, entry_id)
     chain = history(memory, entry_id)
     metadata = entry["metadata"]
@@ -186,8 +186,6 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
     text is not left in the file either. One audit row per entry holds its id, type and content
     hash — no text.
     """
-    from ..store import facts as facts_mod
-
     store = memory.store
     removed: list[int] = []
     store.begin_secure_delete()  # freed pages are zeroed, not left holding the text
@@ -244,11 +242,6 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None 
     its old vector removed, and ``crib reindex`` embeds it. ``by`` names the model that wrote the
     cue (kept as ``when_by``). Returns ``{"id", "when", "embedded"}``.
     """
-    from ..core.cues import cue_space_key, embed_cues, with_cue
-    from ..core.limits import check_metadata
-    from ..store.base_vectors import to_blob
-    from .clean import clean_cue
-
     store = memory.store
     entry = store.get_entry(entry_id)
     if entry is None:
@@ -279,10 +272,6 @@ def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) ->
     or imported. Each cue commits on its own (:func:`set_cue`), so a model that fails half-way
     keeps what it wrote: the ``ModelError`` says how far it got. Returns ``{"cues_written", "had_cue"}``.
     """
-    from ..core.cues import cue_of
-    from ..core.errors import ModelError
-    from ..models.ollama.cue_writer import OllamaCueWriter
-
     writer = OllamaCueWriter(model)
     had_cue = memory.store.count_with_metadata(CUE_KEY)
     todo = [e for e in memory.store.iter_entries() if not cue_of(e.metadata)]

@@ -7,7 +7,8 @@ Why it is shaped like this (issue 10):
   starts, each within a budget (``CRIB_EMBED_BUDGET``, ``CRIB_EXTRACT_BUDGET``).
   Work that fails or overruns is queued in ``pending_embeddings`` (an embedding per space, an
   extraction under :data:`~crib_plugin.store.sqlite.EXTRACT_QUEUE`) and ``crib reindex`` does it
-  later — the entry itself is always kept.
+  later — the entry itself is always kept. An import (and ``CRIB_WRITE_VECTORS=background``) queues
+  every vector on purpose and embeds it after the write (:mod:`crib_plugin.write.deferred`).
 * **One transaction per batch.** The entries of a batch (:data:`WRITE_BATCH`), their index rows,
   vectors, queue rows and facts are written in one ``BEGIN IMMEDIATE`` transaction, so a kill
   keeps every batch committed before it and loses nothing half-written.
@@ -19,13 +20,23 @@ Why it is shaped like this (issue 10):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 from ..core.authorship import authored
+from ..core.config import embed_budget, extract_budget, get_settings
+from ..core.cues import cue_of, cue_space_key, embed_cues, with_cue
 from ..core.deadline import Overrun, call_within
-from ..core.errors import ModelUnavailable
+from ..core.errors import ModelError, ModelUnavailable
 from ..core.records import Entry, Triple
+from ..core.write_types import EMBED_BATCH, WriteReport
+from ..store import facts as facts_mod
+from ..store.base_vectors import to_blob
+from ..store.sqlite import EXTRACT_QUEUE, content_hash
+from .clean import clean_cue
+from .deferred import DEFERRED, in_background, start_background_embedder
+from .same_text import same_text_report
+from .supersede import record_supersession
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -78,8 +89,6 @@ class Budgets:
 
 
 def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
-    from ..store.sqlite import content_hash
-
     return (item.type, content_hash(item.content), json.dumps(item.metadata, sort_keys=True, ensure_ascii=False))
 
 
@@ -93,8 +102,6 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
         return None, None, budgets.embed_down
     notes: list[str] = []
     previous = memory.previous_in_thread(items)
-    from ..core.cues import cue_of, embed_cues
-    from ..core.write_types import EMBED_BATCH
 
     cues = [cue_of(i.metadata) for i in items]
     budget = budgets.embed * max(1.0, len(items) / EMBED_BATCH) * (2.0 if any(cues) else 1.0)
@@ -126,16 +133,12 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     agent's and marked ``when_by: "<model>"``. Each call has the extraction budget; the first failure
     (model down, too slow, a bad reply) leaves this and every later item of the call without a cue,
     never without its memory."""
-    from ..core.config import get_settings
-
     model = get_settings().cue_model
     if not model:
         return list(items), ""
-    from dataclasses import replace
 
-    from ..core.cues import cue_of, with_cue
+    # deferred: `crib write` would import httpx up front (4992 ms)
     from ..models.ollama.cue_writer import OllamaCueWriter
-    from .clean import clean_cue
 
     def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
         cue = clean_cue(run_within(lambda: writer.write_cue(item.content, item.type), budgets.extract, "cue writing"))
@@ -177,28 +180,25 @@ def write_prepared(
     on_progress: Progress | None = None,
     audit: str | None = "write",
     same_text: bool = False,
+    defer_vectors: bool = False,
 ) -> list["WriteReport"]:
     """Write validated entries batch by batch (see the module docstring); one report per item.
 
     ``audit`` names the action recorded in the audit table for each new entry (``None``: none).
-    ``same_text`` (one memory stated by an agent or a person: ``Memory.write``) also counts an
-    entry with the same text as a duplicate (:mod:`crib_plugin.write.same_text`)."""
-    from ..core.config import embed_budget, extract_budget
-    from ..core.write_types import WriteReport
-
+    ``same_text`` (``Memory.write``) also counts the same text as a duplicate (:mod:`.same_text`);
+    ``defer_vectors`` queues every vector, embedded later (:mod:`crib_plugin.write.deferred`)."""
     scale = 1.0 if len(prepared) <= 1 else BULK_BUDGET_SCALE
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
+    background = not defer_vectors and in_background(memory.store, len(prepared))  # CRIB_WRITE_VECTORS
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []
         for index in indexes:
             item = prepared[index]
             if dedupe and same_text:
-                from .same_text import same_text_report
-
                 same = same_text_report(memory, item)
                 if same is not None:
                     reports[index] = same
@@ -214,7 +214,7 @@ def write_prepared(
                     continue
                 seen[key] = index
             todo.append(index)
-        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit)
+        _write_batch(memory, prepared, todo, reports, budgets, extract=extract, dedupe=dedupe, audit=audit, defer=defer_vectors or background)
         if dedupe:  # later copies of an item written in this call point at it
             for index in indexes:
                 if reports[index] is None:
@@ -223,7 +223,8 @@ def write_prepared(
                     reports[index] = WriteReport(first.entry_id, duplicate=True)
         if on_progress is not None:
             on_progress(indexes.stop, len(prepared))
-    return [r for r in reports if r is not None]
+    done = [r for r in reports if r is not None]
+    return start_background_embedder(memory.store.path, done) if background else done
 
 
 def _write_batch(
@@ -236,17 +237,16 @@ def _write_batch(
     extract: bool,
     dedupe: bool,
     audit: str | None = None,
+    defer: bool = False,
 ) -> None:
     """Compute the batch's cues (when a cue model is set), vectors and facts, then write it in one
     IMMEDIATE transaction."""
     if not todo:
         return
-    from ..core.cues import cue_of
-    from ..core.write_types import WriteReport
 
     store = memory.store
     items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
-    vectors, cue_vectors, embed_note = embed_batch(memory, items, budgets)
+    vectors, cue_vectors, embed_note = (None, None, DEFERRED) if defer else embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
     extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
     space = memory.embedder_name()
@@ -280,7 +280,6 @@ def cue_space(store: Any, key: str | None, cue_vectors: Sequence[Any] | None) ->
     found = [v for v in cue_vectors or () if v is not None]
     if not key or not found:
         return None
-    from ..core.cues import cue_space_key
 
     return str(store.ensure_vector_space(cue_space_key(key), len(found[0])))
 
@@ -300,13 +299,6 @@ def _insert_item(
     """Write one prepared entry inside the batch's transaction: the row, its vector (or a queued
     embedding) and its cue's vector, its facts (or a queued extraction), supersession, channel
     indexes and audit. Returns its :class:`WriteReport`."""
-    from ..core.records import Entry
-    from ..core.write_types import WriteReport
-    from ..store import facts as facts_mod
-    from ..store.base_vectors import to_blob
-    from ..store.sqlite import EXTRACT_QUEUE
-    from .supersede import record_supersession
-
     store = memory.store
     notes: list[str] = []
     created_at = item.created_at or ""  # Memory.prepare always fills it (normalise_iso)
@@ -317,7 +309,7 @@ def _insert_item(
             store.put_vector(cue[0], entry_id, to_blob(cue[1]))
     else:
         store.queue_embedding(entry_id, space, embed_note or "embedder unavailable")
-        notes.append(embed_note)
+        notes.append(embed_note if embed_note != DEFERRED else "")
     triples, extract_note = extracted
     if triples is None:
         store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
@@ -326,7 +318,7 @@ def _insert_item(
     fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
     record_supersession(
         store, entry_id, item.type, item.content, created_at, fact_ids, table=table,
-        vector=to_blob(vector) if vector is not None and table is not None else None,
+        vector=to_blob(vector) if vector is not None and table is not None else None, deferred=embed_note == DEFERRED,
     )
     index_entry(memory, Entry(entry_id, item.type, item.content, created_at, item.metadata), notes)
     if audit:
@@ -342,10 +334,6 @@ def drain_extractions(memory: "Memory", on_progress: Progress | None = None, bat
     queue rows; an extractor failure stops the drain with a :class:`ModelError`, leaving the rest
     queued.
     """
-    from ..core.errors import ModelError
-    from ..store import facts as facts_mod
-    from ..store.sqlite import EXTRACT_QUEUE
-
     store = memory.store
     queued = store.pending(EXTRACT_QUEUE)
     done = 0

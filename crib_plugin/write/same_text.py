@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core.cues import cue_of
+from ..core.write_types import WriteReport
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
     from ..plugins.contracts import MemoryLike as Memory
@@ -29,9 +32,6 @@ def same_text_report(memory: "Memory", item: "NewEntry") -> "WriteReport | None"
 
     A remembered text sent again (an agent retrying, or adding ``when`` later) is the same memory:
     storing it again made a second entry that superseded the first, and recall showed both."""
-    from ..core.cues import cue_of
-    from ..core.write_types import WriteReport
-
     def identity(metadata: Any) -> dict[str, Any]:
         return {k: v for k, v in (metadata or {}).items() if k not in NOT_IDENTITY}
 
@@ -43,6 +43,7 @@ def same_text_report(memory: "Memory", item: "NewEntry") -> "WriteReport | None"
     report = WriteReport(found, duplicate=True, notes=[f"the same text is memory {found}: not stored again"])
     cue = cue_of(item.metadata)
     if cue and cue != cue_of(entries[found].metadata):
+        # deferred: `crib write` would import httpx up front (4781 ms)
         from .manage import set_cue
 
         set_cue(memory, found, cue)

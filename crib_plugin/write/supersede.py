@@ -34,6 +34,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..core.records import Hit
+from ..text.words import STOP_WORDS, content_words
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Retrieval
     from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
@@ -75,6 +78,7 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
+    # deferred: `crib retrieve` on a CJK prompt would import it up front (3 ms)
     from ..text.common_terms import uncommon_expression
 
     near: set[int] = set()
@@ -86,8 +90,6 @@ def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_a
 
 def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -> int | None:
     """The older entry a fact-less correction most plausibly corrects (see module docstring)."""
-    from ..text.words import content_words
-
     own = content_words(content)
     if len(own) < SHARED_WORDS:
         return None
@@ -104,8 +106,6 @@ def _by_shared_words(store: Any, entry_id: int, content: str, created_at: str) -
 def old_values(content: str) -> list[str]:
     """The values a new entry says it replaces: "from 1.74 to 1.80" → ``["1.74"]``, "RabbitMQ
     instead of Redis" → ``["Redis"]`` (stop words such as "the" are skipped)."""
-    from ..text.words import STOP_WORDS
-
     out: list[str] = []
     for match in _OLD_VALUE.finditer(content):
         value = (match.group("from") or match.group("old")).rstrip(".,;:")
@@ -118,8 +118,6 @@ def _by_changed_value(store: Any, entry_id: int, content: str, created_at: str) 
     """The older entry stating the value this one replaces, sharing :data:`VALUE_WORDS` more
     content words with it: a belief (decision, note…) before an event (an error whose fix named the
     value), then the most shared words. Naming the value is explicit enough to supersede an error's fix."""
-    from ..text.words import content_words
-
     values = old_values(content)
     if not values:
         return None
@@ -148,7 +146,6 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
     Events and entries already superseded are passed over."""
     if table is None or vector is None:
         return None
-    from ..text.words import content_words
 
     own = content_words(content)
     near = [(i, 1.0 - d) for i, d in store.vector_search(table, vector, CANDIDATES // 4) if i != entry_id]
@@ -167,22 +164,40 @@ def _by_vector(store: Any, entry_id: int, content: str, created_at: str, table: 
 
 def record_supersession(
     store: Any, entry_id: int, entry_type: str, content: str, created_at: str, relation_ids: Sequence[int],
-    *, table: str | None = None, vector: bytes | None = None,
+    *, table: str | None = None, vector: bytes | None = None, deferred: bool = False,
 ) -> list[int]:
-    """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids."""
+    """Mark what entry ``entry_id`` supersedes (call in its write transaction); returns their ids.
+
+    ``deferred``: the entry's vector comes later (:mod:`crib_plugin.write.deferred`); only the
+    steps that need no vector run now, and :func:`supersede_by_resemblance` runs the rest, in the
+    same order, once the vector is stored."""
     if entry_type not in SUPERSEDING_TYPES + VALUE_TYPES:
         return []
     found = _by_changed_value(store, entry_id, content, created_at)
     old = [found] if found is not None else []
     if not old and entry_type in SUPERSEDING_TYPES:
         old = [i for i in _closed_by(store, relation_ids, entry_id) if _older(store, i, created_at)]
-    if not old and entry_type in SUPERSEDING_TYPES:
+    if not old and not deferred:
+        old = supersede_by_resemblance(store, entry_id, entry_type, content, created_at, table=table, vector=vector, mark=False)
+    for old_id in old:
+        store.supersede_entry(old_id, entry_id)
+    return old
+
+
+def supersede_by_resemblance(
+    store: Any, entry_id: int, entry_type: str, content: str, created_at: str,
+    *, table: str | None, vector: bytes | None, mark: bool = True,
+) -> list[int]:
+    """The last steps of :func:`record_supersession` (the nearest older entry by vector, then for a
+    correction the one sharing the most words); marks what it finds when ``mark``."""
+    old: list[int] = []
+    if entry_type in SUPERSEDING_TYPES:
         found = _by_vector(store, entry_id, content, created_at, table, vector)
         old = [found] if found is not None else []
     if not old and entry_type == "correction":
         found = _by_shared_words(store, entry_id, content, created_at)
         old = [found] if found is not None else []
-    for old_id in old:
+    for old_id in old if mark else ():
         store.supersede_entry(old_id, entry_id)
     return old
 
@@ -195,8 +210,6 @@ def _older(store: Any, other: int, created_at: str) -> bool:
 
 def attach_successors(memory: Memory, retrieval: Retrieval) -> None:
     """Never show a superseded entry alone: add its newest successor after it and mark it (in place)."""
-    from ..core.records import Hit
-
     hits = retrieval.hits
     if not hits:
         return

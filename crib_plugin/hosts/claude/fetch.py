@@ -14,10 +14,12 @@ def fetch_model_in_background(memory: Any) -> None:
     try:
         if memory.embedder_name() != "minilm":
             return
+        # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
         from ...models.weights import WEIGHTS_FILE, model_dir
 
         if (model_dir() / WEIGHTS_FILE).exists():
             return
+        # deferred: the UserPromptSubmit hook would import it up front (3 ms)
         import subprocess
 
         subprocess.Popen(

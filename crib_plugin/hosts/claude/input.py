@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...core.config import get_settings, load_settings
+from ...core.limits import bound_prompt
+from ...scopes import repo_store
+
 CLAUDE_CONTEXT_CAP = 10_000  # Claude Code replaces a longer injected string by a file path + preview
 HOOK_BUDGET = 9_000  # what crib's selection may use, leaving room for the fence and plugin blocks
 DEFAULT_TIMEOUT = 2.0  # seconds of hook work, well under Claude Code's own hook timeout
@@ -59,8 +63,6 @@ def parse_hook_input(raw: str, event: str) -> HookInput:
 
     The prompt is bounded (:func:`crib_plugin.limits.bound_prompt`): retrieval's cost does not grow
     with it past ``MAX_PROMPT_CHARS``."""
-    from ...core.limits import bound_prompt
-
     text = raw.strip()
     data: Any = None
     if text.startswith("{"):
@@ -85,9 +87,6 @@ def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Pat
     """``CRIB_DB`` (or ``db`` in a config file: the project's ``.crib.toml`` is looked for in the
     project dir), else ``.state/crib/crib.db`` at the repository root of the project dir, the
     hook's cwd, or ``.``."""
-    from ...core.config import load_settings
-    from ...scopes import repo_store
-
     env = os.environ if environ is None else environ
     base = (env.get("CLAUDE_PROJECT_DIR") or "").strip() or hook.cwd.strip()
     settings = load_settings(env, project_dir=base or None)
@@ -98,7 +97,5 @@ def resolve_db(hook: HookInput, environ: Mapping[str, str] | None = None) -> Pat
 
 def hook_timeout(environ: Mapping[str, str] | None = None) -> float:
     """``CRIB_HOOK_TIMEOUT`` in seconds (default 2.0, at most ``MAX_TIMEOUT``); ConfigError if malformed."""
-    from ...core.config import get_settings, load_settings
-
     settings = get_settings() if environ is None else load_settings(environ)
     return min(float(settings.hook_timeout), MAX_TIMEOUT)

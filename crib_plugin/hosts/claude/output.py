@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...core.config import load_settings
+from ...core.faillog import log_failure
 from .input import CLAUDE_CONTEXT_CAP, EVENT_NAMES, HOOK_BUDGET, HookError
 from .state import SessionState, prune_sessions, session_ttl_days
 
@@ -42,7 +44,7 @@ class HookResult:
 
 def open_memory(db: Path) -> Any:
     """The project's memory, opened read-mostly (never created), budget capped for hooks."""
-    from ...core.config import load_settings
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (66 ms)
     from ...memory import Memory
 
     settings = load_settings()
@@ -53,6 +55,7 @@ def open_memory(db: Path) -> Any:
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
     """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (21 ms)
     from ...output.block import render_within
     from ...output.render import CONTEXT
 
@@ -65,6 +68,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     crib's built-in ``on_prompt`` is left out because the hook does that retrieval itself, with the
     session's fact ids excluded too. A failing plugin contributes nothing.
     """
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...plugins.session import Session
 
     pm = memory.pm
@@ -74,8 +78,6 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     try:
         results = caller(prompt=prompt, session=session)
     except Exception as exc:
-        from ...core.faillog import log_failure
-
         log_failure("hook on_prompt plugin", exc)
         return []
     state.entries |= {i for i in session.injected if isinstance(i, int)}

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...core.config import load_settings
+from ...core.faillog import log_failure
+from ...scopes import global_db
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
 from .state import SessionState
@@ -12,12 +15,10 @@ from .state import SessionState
 
 def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     """Relevant memories not yet injected in this session, as the fenced block (None: print nothing)."""
-    from ...scopes import global_db
-
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
-    from ...core.config import load_settings
+    # deferred: the SessionStart hook would import it up front (21 ms)
     from ...read.prefetch import fork_for
 
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
@@ -33,8 +34,8 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
 
     Reads the project store and the global one (the global one alone while the project has none);
     the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...plugins.session import Session
-    from ...scopes import global_db
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with open_memory(db if scope == "project" else global_db()) as memory:
@@ -49,7 +50,6 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
         except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
-            from ...core.faillog import log_failure
 
             log_failure("hook on_prompt plugin", exc)
             results = builtin_only(memory.pm)(prompt=hook.prompt, session=session)

@@ -9,6 +9,10 @@ import time
 from pathlib import Path
 from typing import IO, Any, Callable
 
+from ...core import deadline
+from ...core.errors import StoreMissing
+from ...core.faillog import log_failure
+from ...core.limits import MAX_HOOK_STDIN_BYTES
 from .input import SESSION_START, USER_PROMPT_SUBMIT, HookError, HookInput, hook_timeout, parse_hook_input, resolve_db
 from .output import HookResult
 from .prompt import user_prompt_submit
@@ -23,8 +27,6 @@ HANDLERS: dict[str, Callable[[HookInput, Path], HookResult | None]] = {
 
 def _read(stream: IO[str] | None) -> str:
     """At most ``MAX_HOOK_STDIN_BYTES`` of stdin, invalid UTF-8 replaced (never an error)."""
-    from ...core.limits import MAX_HOOK_STDIN_BYTES
-
     if stream is None or stream.closed:
         return ""
     try:
@@ -37,9 +39,6 @@ def _read(stream: IO[str] | None) -> str:
 
 
 def _log(event: str, exc: BaseException) -> None:
-    from ...core.errors import StoreMissing
-    from ...core.faillog import log_failure
-
     if isinstance(exc, StoreMissing):  # a server store nobody wrote to yet, like a missing file: not a failure
         return
     log_failure(f"hook {event}", exc)
@@ -70,7 +69,6 @@ def run_hook(
     except Exception as exc:  # a malformed setting: log it (naming the variable), print nothing
         _log(event, exc)
         return 0
-    from ...core import deadline
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
         return _run_forked(event, stdin, stdout, timeout, started)
@@ -119,8 +117,6 @@ def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
 def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:
     """:func:`run_hook` for a hook process: :func:`crib_plugin.deadline.run_in_child` does the work
     in a forked child and, at the deadline, kills it and leaves with nothing printed."""
-    from ...core import deadline
-
     origin = started - deadline.process_age()  # the budget counts from the process's start
 
     def answer(note: Callable[[dict[str, Any]], None]) -> tuple[str, Any] | None:

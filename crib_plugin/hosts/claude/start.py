@@ -3,11 +3,15 @@ against the transcript's last prompt."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...core.entry_types import as_table, standing_names
+from ...core.faillog import log_failure
+from ...scopes import global_db
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
@@ -27,8 +31,6 @@ def memory_available(types: Mapping[str, Any] | None = None) -> str:
 
     The type names come from the type table (:mod:`crib_plugin.entry_types`, plugins' types included).
     """
-    from ...core.entry_types import as_table
-
     names = ", ".join(as_table(types))
     return (
         "crib memory is available in this project: store one self-contained fact with the crib MCP tool `remember` "
@@ -71,6 +73,7 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
     from ...text.scrub import strip_memory_blocks
 
     for line in reversed(data.decode("utf-8", "replace").splitlines()):
@@ -88,10 +91,6 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
 
 def _standing_of(memory: Any, scope: str) -> tuple[list[Any], list[Any]]:
     """One store's current preferences and its other standing entries, newest first, tagged with ``scope``."""
-    import dataclasses
-
-    from ...core.entry_types import standing_names
-
     standing = standing_names(memory.registry.types)
     others = tuple(t for t in standing if t != "preference")
     store = memory.store
@@ -109,8 +108,7 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
     their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
-    import dataclasses
-
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
     from ...read.fusion import fit_budget
     from ..scoped import close_shared, global_memory, select_scoped
@@ -129,7 +127,6 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
         try:
             global_prefs, global_rest = _standing_of(other, "global")
         except Exception as exc:  # the global store must never break the project's session start
-            from ...core.faillog import log_failure
 
             log_failure("global store", exc)
             global_prefs, global_rest = [], []
@@ -151,10 +148,11 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
     """The availability line and the standing memories; the session's record restarts from them."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
-    from ...scopes import global_db
 
     if not (db.exists() or global_db().exists()):
+        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
         from ...plugins.type_registry import registered_types
 
         return HookResult(SESSION_START, memory_available(registered_types()))
@@ -165,6 +163,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
         entries, facts, channels = standing_entries(memory, prompt, budget, scope)
+        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (41 ms)
         from ...output.render import CONTEXT, render_block
 
         def render() -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ...core.config import DEFAULT_DB, get_settings, load_settings
+from ...core.dirs import prepare_store_dir
 from ...core.timeutil import now_iso
 from .input import STATE_VERSION
 
@@ -39,7 +41,6 @@ def sanitise_session_id(session_id: str) -> str:
 def sessions_dir(db: Path) -> Path:
     """Where session records live: ``sessions/`` beside the database (``.state/crib/sessions``)."""
     if "://" in str(db):  # a server database (PostgreSQL later): keep state in the project
-        from ...core.config import DEFAULT_DB
 
         return DEFAULT_DB.parent / "sessions"
     return db.parent / "sessions"
@@ -47,8 +48,6 @@ def sessions_dir(db: Path) -> Path:
 
 def session_ttl_days(environ: Mapping[str, str] | None = None) -> float:
     """``CRIB_SESSION_TTL_DAYS`` (default 7); ConfigError if malformed."""
-    from ...core.config import get_settings, load_settings
-
     settings = get_settings() if environ is None else load_settings(environ)
     return float(settings.session_ttl_days)
 
@@ -89,7 +88,6 @@ class SessionState:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
         if self.path is None:
             return
-        from ...core.dirs import prepare_store_dir
 
         prepare_store_dir(self.path.parent)  # .state/crib (with its .gitignore), before sessions/
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +120,7 @@ def int_set(value: Any) -> set[int]:
 
 def prune_sessions(folder: Path, max_age_days: float, *, now: float | None = None) -> int:
     """Delete session records (and stray temporary files) not touched for ``max_age_days``."""
+    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
     from ...core.stale_files import prune_older_than
 
     return prune_older_than(folder, max_age_days * 86400, suffix=".json", now=now)

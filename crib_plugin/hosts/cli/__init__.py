@@ -24,6 +24,7 @@ _FROM_APP = frozenset({"cli", "main", "REGISTERED_COMMANDS", "_load_plugin_comma
 def __getattr__(name: str) -> Any:
     """The click application's names, imported only when asked for (PEP 562)."""
     if name in _FROM_APP:
+        # deferred: the MessageDisplay hook would import it up front (582 ms)
         from . import app
 
         return getattr(app, name)

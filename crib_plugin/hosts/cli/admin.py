@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 
 import click
 
+from ...core.config import load_settings
+from ...plugins.manager import get_plugin_manager
 from .common import open_memory
 
 
@@ -15,7 +18,7 @@ from .common import open_memory
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
-    from ...core.config import load_settings
+    # deferred: the SessionStart hook would import compileall up front (1 ms)
     from ..bytecode import compile_package
 
     settings = load_settings()
@@ -25,6 +28,8 @@ def init(no_model: bool) -> None:
         version = memory.store.schema_version()
         name = memory.embedder_name()
         if not no_model and name == "minilm":
+            # deferred: `crib mcp` start would import it up front (40 ms); the SessionStart hook would import tqdm up
+            #   front (165 ms)
             from ...models.weights import ensure_minilm
             from ..progress import fetch_model
 
@@ -37,6 +42,7 @@ def init(no_model: bool) -> None:
 @click.command()
 def doctor() -> None:
     """Check every prerequisite and print JSON; exit 1 when something required is missing."""
+    # deferred: the SessionStart hook would import compileall up front (226 ms)
     from ..doctor import run_doctor
 
     report = run_doctor()
@@ -47,9 +53,7 @@ def doctor() -> None:
 @click.command()
 def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
-    import codecs
-
-    from ...plugins.manager import get_plugin_manager
+    # deferred: the SessionStart hook would import it up front (31 ms)
     from ...plugins.session import ResponseStream
 
     hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
@@ -74,6 +78,7 @@ def scrub() -> None:
 @click.command()
 def mcp() -> None:
     """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
+    # deferred: the SessionStart hook would import mcp.server.mcpserver up front (5446 ms)
     from ..mcp_server import main as serve
 
     serve()

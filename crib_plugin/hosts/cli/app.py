@@ -14,6 +14,7 @@ from __future__ import annotations
 import click
 
 from ...core.errors import CribError
+from ...plugins.manager import get_plugin_manager
 from . import admin, data, hooks, migrate, transfer
 from .common import CribGroup
 from .manage import register as _register_manage
@@ -40,8 +41,6 @@ _register_manage(cli)  # where, list, show, stats, forget, correct, log
 
 def _load_plugin_commands() -> None:
     try:
-        from ...plugins.manager import get_plugin_manager
-
         get_plugin_manager().hook.register_commands(cli=cli)
     except CribError as exc:  # pragma: no cover - a broken plugin must not break the CLI
         click.echo(f"crib: plugin commands not loaded: {exc}", err=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -29,6 +30,7 @@ class CribGroup(click.Group):
 
 
 def open_memory(create: bool = True, **kwargs: Any) -> Any:
+    # deferred: `crib mcp` start would import it up front (178 ms)
     from ...memory import Memory
 
     return Memory(create=create, **kwargs)
@@ -38,6 +40,7 @@ def scope_kwargs(to_global: bool) -> dict[str, Any]:
     """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
     if not to_global:
         return {}
+    # deferred: `crib mcp` start would import it up front (42 ms)
     from ...scopes import global_db
 
     return {"path": global_db()}
@@ -51,8 +54,6 @@ def warn_all(memory: Any) -> None:
 def _set_now(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     """``--now``: the same as ``CRIB_NOW`` for this process (checked where it is read)."""
     if value:
-        import os
-
         os.environ["CRIB_NOW"] = value
 
 

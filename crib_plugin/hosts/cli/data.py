@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ...core.config import get_settings, parse_channels, write_vectors_mode
 from ...core.cues import with_cue
 from ...core.errors import InputError
 from .common import now_option, open_memory, scope_kwargs, warn_all
@@ -38,8 +39,6 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         if not isinstance(meta, dict):
             raise InputError("--metadata must be a JSON object")
     if not thread:
-        from ...core.config import get_settings
-
         thread = get_settings().thread
     if thread:
         meta["thread"] = thread
@@ -56,7 +55,8 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         if report.duplicate:
             parts = [f"entry {entry_id} already stored (the same text): not stored again"]
         else:
-            parts.append("vector" if report.embedded else "no vector (queued)")
+            background = "vector queued (embedded in the background)" if write_vectors_mode() == "background" else ""
+            parts.append("vector" if report.embedded else background or "no vector (queued)")
             parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")
         for note in report.notes:
             click.echo(f"crib: {note}", err=True)
@@ -67,6 +67,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per type: name, meaning, standing.")
 def types(as_json: bool) -> None:
     """The kinds of memory crib stores, what each means, and which SessionStart re-injects (standing)."""
+    # deferred: the SessionStart hook would import it up front (50 ms)
     from ...plugins.type_registry import registered_types
 
     for t in registered_types().values():
@@ -100,12 +101,13 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
-    from ...core.config import parse_channels
+    # deferred: `crib mcp` start would import it up front (129 ms)
     from ..scoped import recall_scopes
 
     names = parse_channels(",".join(channels)) if channels else None
     hits, retrievals = recall_scopes(query, scope=scope, channels=names, limit=limit, warn=lambda n: click.echo(f"crib: warning: {n}", err=True))
     several = len(retrievals) > 1
+    # deferred: the SessionStart hook would import it up front (13 ms)
     from ...text.redact import redact_for_render as safe
 
     for hit in hits:
@@ -119,6 +121,7 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
             where = f"{hit.entry.scope:<7} " if several else ""
             click.echo(f"{where}{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {safe(hit.entry.content)[:120]}")
     if explain:
+        # deferred: the SessionStart hook would import it up front (18 ms)
         from ...output.explain import explain_text
 
         for name, retrieval in retrievals:

@@ -35,6 +35,7 @@ def hook(ctx: click.Context) -> None:
 @hook.command("user-prompt-submit", context_settings=_HOOK_CONTEXT)
 def hook_user_prompt_submit() -> None:
     """UserPromptSubmit: relevant memories not yet injected in this session, as additionalContext."""
+    # deferred: `crib mcp` start would import it up front (226 ms)
     from ..claude import USER_PROMPT_SUBMIT, run_hook
 
     sys.exit(run_hook(USER_PROMPT_SUBMIT))
@@ -43,6 +44,7 @@ def hook_user_prompt_submit() -> None:
 @hook.command("session-start", context_settings=_HOOK_CONTEXT)
 def hook_session_start() -> None:
     """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
+    # deferred: `crib mcp` start would import it up front (173 ms)
     from ..claude import SESSION_START, run_hook
 
     sys.exit(run_hook(SESSION_START))
@@ -51,6 +53,7 @@ def hook_session_start() -> None:
 @hook.command("message-display", context_settings=_HOOK_CONTEXT)
 def hook_message_display() -> None:
     """MessageDisplay: remove memory blocks from assistant text as it is shown (state per message_id)."""
+    # deferred: the SessionStart hook would import it up front (53 ms)
     from ..display import run_message_display
 
     sys.exit(run_message_display(sys.stdin, sys.stdout))

@@ -8,6 +8,7 @@ Both paths share the functions here, so there is one implementation of each comm
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import Sequence
@@ -28,20 +29,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"], ["hook", "message-display"])
     if per_prompt and argv is None:
-        import gc
-
         gc.disable()  # a process of well under a second: collecting cycles would only cost time
     if args == ["retrieve"]:
         run_retrieve(read_stdin())
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
+        # deferred: the MessageDisplay hook would import it up front (27 ms)
         from ..claude import USER_PROMPT_SUBMIT, run_hook
 
         fast_exit(run_hook(USER_PROMPT_SUBMIT))
     if args == ["hook", "message-display"]:  # once per streamed batch of every answer
+        # deferred: the UserPromptSubmit hook would import it up front (52 ms)
         from ..display import run_message_display
 
         fast_exit(run_message_display(sys.stdin, sys.stdout))
+    # deferred: the MessageDisplay hook would import it up front (442 ms)
     from .app import main as cli_main
 
     cli_main(args)

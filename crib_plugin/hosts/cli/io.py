@@ -16,6 +16,7 @@ from ...core.faillog import log_failure  # noqa: F401 - re-exported: every entry
 
 def read_stdin() -> str:
     """A prompt from stdin: at most ``MAX_HOOK_STDIN_BYTES``, invalid UTF-8 replaced (never an error)."""
+    # deferred: the MessageDisplay hook would import it up front (2 ms)
     from ...core.limits import MAX_HOOK_STDIN_BYTES
 
     if sys.stdin is None or sys.stdin.closed:
@@ -32,6 +33,7 @@ def read_stdin() -> str:
 def read_stdin_text() -> str:
     """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
     the longest entry could need (InputError past it, before reading gigabytes)."""
+    # deferred: the MessageDisplay hook would import it up front (19 ms)
     from ...core.errors import InputError
     from ...core.limits import MAX_ENTRY_CHARS, decode_input
 

@@ -13,11 +13,13 @@ from typing import Any
 import click
 
 from ...core.errors import InputError
+from .io import read_stdin
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
 
 def _open(scope: str, create: bool = False) -> Any:
+    # deferred: `crib mcp` start would import it up front (74 ms)
     from ...scopes import open_scope
 
     return open_scope(scope, create=create)
@@ -39,6 +41,7 @@ def _line(row: dict[str, Any], width: int = 100) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of the stores.")
 def where(as_json: bool) -> None:
     """Print the stores in use (project, then global): path, whether it exists, entry count."""
+    # deferred: `crib mcp` start would import it up front (31 ms)
     from ...scopes import stores_in_use
 
     rows = []
@@ -66,6 +69,7 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
+    # deferred: `crib mcp` start would import it up front (13 ms)
     from ...scopes import list_scoped
 
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
@@ -82,6 +86,7 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
+    # deferred: the SessionStart hook would import httpx up front (2391 ms)
     from ...write.manage import show_entry
 
     with _open(scope) as memory:
@@ -123,6 +128,8 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
+    # deferred: `crib mcp` start would import it up front (75 ms); the SessionStart hook would import httpx up front
+    #   (2375 ms)
     from ...scopes import SCOPES, scope_path
     from ...write.manage import stats as store_stats
 
@@ -159,6 +166,7 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
+    # deferred: the SessionStart hook would import httpx up front (2545 ms)
     from ...read.forget_preview import preview_forget
     from ...write.manage import forget as forget_ids
     from ...write.manage import iter_ids
@@ -196,8 +204,8 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
+    # deferred: the SessionStart hook would import httpx up front (2356 ms)
     from ...write.manage import correct as correct_entry
-    from .io import read_stdin
 
     new_text = text if text is not None else read_stdin()
     if not new_text.strip():
@@ -215,8 +223,8 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
 def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
     """Say when entry ENTRY_ID should come back: WHEN (or stdin) lists the tasks, questions or
     symptoms it bears on. Its text is not touched; `--clear` removes the cue."""
+    # deferred: the SessionStart hook would import httpx up front (2529 ms)
     from ...write.manage import set_cue
-    from .io import read_stdin
 
     if clear:
         when = None
@@ -239,6 +247,8 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
+    # deferred: `crib mcp` start would import it up front (99 ms); the SessionStart hook would import httpx up front
+    #   (2252 ms)
     from ...scopes import scope_path
     from ...write.manage import audit_log
 

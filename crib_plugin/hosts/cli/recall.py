@@ -9,6 +9,8 @@ import json
 
 import click
 
+from ...core.errors import InputError
+
 
 @click.command(name="recall")
 @click.argument("question", nargs=-1, required=True)
@@ -20,7 +22,7 @@ import click
 def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as_json: bool) -> None:
     """What crib remembers about QUESTION: the dated block a prompt would get, or with --deep a cited answer
     drawn from many memories (or, with no model, the evidence, marked as not synthesised)."""
-    from ...core.errors import InputError
+    # deferred: `crib mcp` start would import it up front (<1 ms)
     from ...core.limits import bound_prompt
 
     text = " ".join(question).strip()
@@ -28,11 +30,13 @@ def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as
         raise InputError("recall needs a question (text without NUL characters)")
     text = bound_prompt(text)
     if not deep:
+        # deferred: `crib mcp` start would import it up front (267 ms)
         from ...output.render import CONTEXT
         from ..scoped import retrieve
 
         click.echo(retrieve(text, template=CONTEXT) or "No stored memory is relevant to this question.")
         return
+    # deferred: the SessionStart hook would import httpx up front (2712 ms)
     from ..deep import configured_model, deep_recall
     from ..deep.report import to_json, to_text
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ...core.config import overriding, parse_channels
 from .common import now_option, open_memory
 from .recall import recall
 
@@ -17,6 +18,8 @@ from .recall import recall
 @click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
 def calibrate(dry_run: bool, reset: bool) -> None:
     """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
+    # deferred: the SessionStart hook would import numpy up front (617 ms); the SessionStart hook would import tqdm up
+    #   front (189 ms)
     from ..calibrate import calibrate as run_calibration
     from ..progress import Progress, fetch_model
 
@@ -53,12 +56,11 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     With --set coding: hit rate, recall, precision of the injected block, silence, stale-shown-alone,
     search hit@k per channel and latency on the coding-agent memory, per prompt kind.
     """
-    from ...core.config import overriding
-
     with overriding("CRIB_JUDGE_MODEL", judge_model):
         if eval_set == "coding":
             _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
             return
+        # deferred: optional dependency used by `crib eval` alone (87 ms)
         from crib_eval import locomo
 
         path = data or locomo.default_data_path()
@@ -66,6 +68,7 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
         progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
         stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
         if db_url:
+            # deferred: optional dependency used by `crib eval` alone (<1 ms)
             from crib_eval.on_server import stores_on_server
 
             stores = stores_on_server(stores, db_url, progress=progress)  # type: ignore[assignment]
@@ -76,6 +79,7 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
 def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, offenders: int, cues: bool,
                  cue_model: str | None) -> None:
     """``crib eval --set coding``: the coding-agent evaluation's table (and JSON)."""
+    # deferred: optional dependency used by `crib eval` alone (164 ms)
     from crib_eval import coding
 
     report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
@@ -97,9 +101,9 @@ def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, 
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write every offending trial and query outcome to this JSON file.")
 def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: int | None, no_locomo: bool, channels: tuple[str, ...], offenders: int, json_out: Path | None) -> None:
     """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""
+    # deferred: optional dependency used by `crib eval` alone (38 ms)
     from crib_eval import noanswer
 
-    from ...core.config import parse_channels
 
     progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
     results = noanswer.run_all(

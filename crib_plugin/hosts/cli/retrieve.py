@@ -14,6 +14,7 @@ from .io import log_failure
 
 def prompt_from_input(raw: str) -> str:
     """Plain text, or Claude Code's hook JSON with a ``prompt`` field; bounded (:func:`bound_prompt`)."""
+    # deferred: the MessageDisplay hook would import it up front (<1 ms)
     from ...core.limits import bound_prompt
 
     text = raw.strip()
@@ -39,10 +40,12 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         text = prompt_from_input(raw)
         if not text:
             return
+        # deferred: the MessageDisplay hook would import it up front (133 ms)
         from ...core.config import load_settings
         from ...read.prefetch import fork_for
 
         settings = load_settings()
+        # deferred: the MessageDisplay hook would import it up front (244 ms)
         from ..scoped import open_reading
 
         opened = open_reading(settings)  # the project store, else the global one, else nothing
@@ -50,6 +53,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
+            # deferred: the MessageDisplay hook would import it up front (133 ms)
             from ...output.render import FORMATS
             from ...plugins.session import Session
 
@@ -66,6 +70,7 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
                     if not result.ran:  # a failing model is said, not swallowed
                         print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
                 if explain and session.retrieval is not None:
+                    # deferred: the MessageDisplay hook would import it up front (39 ms)
                     from ...output.explain import explain_text
 
                     print(explain_text(session.retrieval), file=sys.stderr)

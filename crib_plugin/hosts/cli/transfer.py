@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from ...core.config import get_settings
+from ...core.errors import ConfigError
 from .common import open_memory, scope_kwargs, warn_all
 
 
@@ -22,25 +24,30 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
     Everything is checked before anything is written: one bad record writes nothing.
     """
+    # deferred: the SessionStart hook would import it up front (90 ms); the SessionStart hook would import tqdm up
+    #   front (52 ms)
     from ...write.importers import read_records
     from ..progress import Progress, fetch_model
 
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
         click.echo("crib: note: ~/.claude/ memory applies to every project; `--global` imports it into the global store", err=True)
-    with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress:
+    with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress, \
+            Progress("embed", unit="entries") as embedding:
         fetch_model(memory)
-        reports = memory.import_records(records, on_progress=progress)
+        reports = memory.import_records(records, on_progress=progress, on_embed_progress=embedding)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
     rate = f", {progress.rate:.0f} entries/s" if reports else ""
-    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}")
+    embedded = f"; embedded {embedding.done} at {embedding.rate:.0f}/s" if embedding.done else ""
+    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}{embedded}")
 
 
 @click.command()
 @click.option("--raw", is_flag=True, help="Print what is stored, unredacted (a byte-faithful backup of entries written before redaction).")
 def export(raw: bool) -> None:
     """Write every entry as JSONL to stdout (id, type, content, created_at, metadata), secrets redacted."""
+    # deferred: the SessionStart hook would import it up front (33 ms)
     from ...text.redact import redact_value
 
     with open_memory(create=False, readonly=True) as memory:
@@ -54,6 +61,8 @@ def export(raw: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of facts.")
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
+    # deferred: `crib mcp` start would import apsw up front (90 ms); the SessionStart hook would import it up front (30
+    #   ms)
     from ...store.facts import facts_command_output
     from ...text.redact import redact_for_render, redact_value
 
@@ -68,8 +77,7 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--write-cues", is_flag=True, help="Then let CRIB_CUE_MODEL write the recall cue of every memory stored without one.")
 def reindex(embedder: str | None, write_cues: bool) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    from ...core.config import get_settings
-    from ...core.errors import ConfigError
+    # deferred: the SessionStart hook would import tqdm up front (52 ms)
     from ..progress import Progress, fetch_model
 
     model = get_settings().cue_model
@@ -79,6 +87,7 @@ def reindex(embedder: str | None, write_cues: bool) -> None:
         fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
     if write_cues and model:
+        # deferred: the SessionStart hook would import httpx up front (2062 ms)
         from ...write.manage import write_missing_cues
 
         with open_memory(create=False) as memory, Progress("cues", unit="entries") as progress:

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.config import get_settings
 from .loop import DeepResult, deep_recall
+from .ollama import OllamaDeep
 
 
 def configured_model(settings: Any = None) -> Any:
     """The Ollama deep-recall model (``CRIB_DEEP_MODEL``, else ``CRIB_JUDGE_MODEL``); None when neither is set."""
-    from ...core.config import get_settings
-
     settings = settings or get_settings()
     name = settings.deep_model or settings.judge_model
     if not name:
         return None
-    from .ollama import OllamaDeep
 
     return OllamaDeep(name, timeout=settings.deep_seconds)
 

@@ -18,6 +18,8 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Sequence
 
+from ...core.cues import cue_of
+from ...read.query import terms as query_terms
 from ...text.words import STOP_WORDS, stems
 from .grep import Term, confirmed, same_word
 
@@ -35,8 +37,6 @@ TOP_ENTRIES = 12
 
 def question_terms(question: str) -> list[Term]:
     """The question's content words and quoted phrases as gate terms (stop words dropped, no repeats)."""
-    from ...read.query import terms as query_terms
-
     out: list[Term] = []
     seen: set[tuple[str, ...]] = set()
     for found in query_terms(question):
@@ -49,8 +49,6 @@ def question_terms(question: str) -> list[Term]:
 
 def _vocabulary(entry: "Entry") -> dict[str, str]:
     """stem → first surface word, for the entry's text and recall cue (content words of 3+ letters)."""
-    from ...core.cues import cue_of
-
     words: dict[str, str] = {}
     for word, stem in stems(f"{entry.content} {cue_of(entry.metadata) or ''}"):
         if word not in STOP_WORDS and len(word) >= 3 and word.isalpha():

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
+from ...core.config import get_settings
+from ...core.deadline import call_within
 from ...core.errors import CribError
 from .expand import expansion_terms, merge_terms
 from .manifest import Candidate, Manifest, build_manifest, gate
@@ -108,8 +110,6 @@ class DeepResult:
 
 def _ask(budget: Budget, result: DeepResult, estimate: int, call: Callable[[], tuple[T, int]]) -> T | None:
     """One model call within the budgets; None (and ``result.stopped`` set) when it may not or did not answer."""
-    from ...core.deadline import call_within
-
     refusal = budget.refuse(estimate)
     if refusal is not None:
         result.stopped = refusal
@@ -177,8 +177,6 @@ def dispatch(model: DeepModel, manifest: Manifest, budget: Budget, result: DeepR
 def deep_recall(question: str, *, model: DeepModel | None = None, settings: Any = None, scope: str = "all",
                 cwd: Path | None = None) -> DeepResult:
     """Run deep recall for ``question`` (see the module docstring); ``model=None``: evidence only."""
-    from ...core.config import get_settings
-
     settings = settings or get_settings()
     budget = Budget(settings.deep_calls, settings.deep_tokens, settings.deep_seconds)
     result = DeepResult(question, model=model.model if model is not None else None)

@@ -20,11 +20,19 @@ candidates when the next would not fit and says how many were left off. It never
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ...core.cues import cue_of
+from ...read.pointers import snippet as one_line
+from ...read.query import quote
+from ...read.recall import recall
+from ...scopes import SCOPES, open_scope, scope_path
+from ...text.redact import redact_for_render
 from .expand import cooccurring, merge_terms, question_terms
 from .grep import Term, confirmed, gate_score
 
@@ -48,9 +56,6 @@ MIN_WEIGHT = 0.1
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """A pointer's snippet (:func:`crib_plugin.read.pointers.snippet`: one line, cut at a word
     boundary) of ``text`` redacted as the block shows it."""
-    from ...read.pointers import snippet as one_line
-    from ...text.redact import redact_for_render
-
     return one_line(redact_for_render(text), limit)
 
 
@@ -127,9 +132,6 @@ def _entries_of(memory: "Memory", ids: Sequence[int]) -> dict[int, "Entry"]:
 
 def _lists(memory: "Memory", question: str, terms: Sequence[Term]) -> tuple[dict[str, list[int]], list[Term]]:
     """The pool's three ranked id lists for one store, and the store's co-occurrence terms."""
-    from ...read.query import quote
-    from ...read.recall import recall
-
     retrieval = recall(memory, question)
     search = [h.entry.id for h in retrieval.hits][:POOL]
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
@@ -144,8 +146,6 @@ def _lists(memory: "Memory", question: str, terms: Sequence[Term]) -> tuple[dict
 
 
 def _candidates(memory: "Memory", scope: str, lists: dict[str, list[int]]) -> list[Candidate]:
-    from ...core.cues import cue_of
-
     fused: dict[int, float] = {}
     found_by: dict[int, list[str]] = {}
     for name, ids in lists.items():
@@ -160,8 +160,6 @@ def _candidates(memory: "Memory", scope: str, lists: dict[str, list[int]]) -> li
 
 def build_manifest(question: str, *, scope: str = "all", cwd: Path | None = None, extra: Sequence[Term] = ()) -> Manifest:
     """Pool, expand, gate and rank the candidates for ``question`` over one store or both."""
-    from ...scopes import SCOPES, open_scope, scope_path
-
     asked = question_terms(question)
     names = [n for n in (SCOPES if scope == "all" else (scope,)) if scope_path(n, cwd).exists()]
     pool: list[Candidate] = []
@@ -181,9 +179,6 @@ def rarity_weighted(store: Any, terms: Sequence[Term]) -> list[Term]:
     """The question's terms weighted by how rare they are in the store (1.0 for a word in one entry
     in a hundred or fewer, down to :data:`MIN_WEIGHT` for one in every entry): in a conversation every
     turn names its speaker, and confirming the speaker's name says little."""
-    import dataclasses
-    import math
-
     total = max(2, store.count_entries())
     out: list[Term] = []
     for term in terms:

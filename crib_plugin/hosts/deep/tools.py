@@ -7,10 +7,17 @@ a grep a few short excerpts per memory) and redacted like every other read.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from ...core.config import get_settings
+from ...core.cues import cue_of
+from ...scopes import open_scope
+from ...text.redact import redact_for_render
+from ...write.manage import history
 from .grep import Term, confirmed, grep
+from .manifest import build_manifest, snippet
 
 SHOW_CHARS = 6_000
 """Characters of one memory ``show`` returns (a longer one is cut, saying so)."""
@@ -28,10 +35,6 @@ def _heading(row: dict[str, Any]) -> str:
 
 def show_text(entry_id: int, scope: str = "project", cwd: Path | None = None) -> str:
     """One memory in full (bounded), as text: a superseded one comes with its current successor first."""
-    from ...core.cues import cue_of
-    from ...scopes import open_scope
-    from ...write.manage import history
-
     with open_scope(scope, create=False, cwd=cwd, readonly=True) as memory:
         chain = history(memory, entry_id)  # redacted rows, oldest first
     asked = next(row for row in chain if row["id"] == entry_id)
@@ -55,8 +58,6 @@ def show_text(entry_id: int, scope: str = "project", cwd: Path | None = None) ->
 
 def _superseded(hits: Sequence[dict[str, Any]], cwd: Path | None) -> dict[tuple[str, int], int]:
     """(scope, id) → the id that superseded it, for the hits a correction replaced."""
-    from ...scopes import open_scope
-
     out: dict[tuple[str, int], int] = {}
     for scope in dict.fromkeys(str(h.get("scope") or "project") for h in hits):
         ids = [int(h["id"]) for h in hits if (h.get("scope") or "project") == scope]
@@ -68,10 +69,6 @@ def _superseded(hits: Sequence[dict[str, Any]], cwd: Path | None) -> dict[tuple[
 def search_manifest(hits: Sequence[dict[str, Any]], max_bytes: int, cwd: Path | None = None) -> dict[str, Any]:
     """``crib search`` hits as manifest rows — id, scope, date, type, score, snippet, superseded
     marker; never a whole memory — cut to about ``max_bytes`` of JSON (``left_off`` counts the rest)."""
-    import json
-
-    from .manifest import snippet
-
     replaced = _superseded(hits, cwd) if hits else {}
     rows: list[dict[str, Any]] = []
     size = 40
@@ -90,9 +87,6 @@ def search_manifest(hits: Sequence[dict[str, Any]], max_bytes: int, cwd: Path | 
 
 def manifest_json(question: str, scope: str = "all", cwd: Path | None = None) -> dict[str, Any]:
     """The deep-recall manifest for ``question`` (bounded by ``CRIB_DEEP_MANIFEST``)."""
-    from ...core.config import get_settings
-    from .manifest import build_manifest
-
     manifest = build_manifest(question, scope=scope, cwd=cwd)
     data = manifest.to_json(get_settings().deep_manifest)
     data["next"] = "grep(ids, terms) to confirm terms in the best ones; show(id) to read one in full"
@@ -101,10 +95,6 @@ def manifest_json(question: str, scope: str = "all", cwd: Path | None = None) ->
 
 def grep_json(ids: Sequence[int], words: Sequence[str], scope: str = "project", cwd: Path | None = None) -> dict[str, Any]:
     """Which of ``words`` each memory's own text (and recall cue) confirms, with short excerpts."""
-    from ...core.cues import cue_of
-    from ...scopes import open_scope
-    from ...text.redact import redact_for_render
-
     terms = [t for t in (Term.of(w) for w in words) if t is not None]
     with open_scope(scope, create=False, cwd=cwd, readonly=True) as memory:
         entries = memory.store.get_entries(list(dict.fromkeys(ids)))

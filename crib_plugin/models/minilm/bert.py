@@ -142,6 +142,7 @@ def load_safetensors(path: Path) -> dict[str, np.ndarray]:
 def _load_with_safetensors(path: Path) -> dict[str, np.ndarray]:
     """The library loader (copies the file into memory); used when the fast path declines."""
     try:
+        # deferred: `crib retrieve` when nothing is shown would import it up front (4 ms)
         from safetensors.numpy import load_file
 
         return load_file(str(path))

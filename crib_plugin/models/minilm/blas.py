@@ -6,6 +6,7 @@ Split from :mod:`crib_plugin.models.minilm` (the embedder, which uses :data:`BLA
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -60,8 +61,6 @@ class _BlasThreads:
 
 def _find_openblas() -> tuple[Callable[[], int], Callable[[int], None]] | None:
     """``(get_num_threads, set_num_threads)`` of the OpenBLAS numpy loaded, or None."""
-    import ctypes
-
     for path in _loaded_openblas_paths():
         try:
             lib = ctypes.CDLL(path)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.errors import ModelError
 from ..base import l2_normalise
+from ..weights import ensure_minilm
 from .bert import Bert, load_safetensors
 from .blas import BLAS_THREADS
 from .tokenizer import TextEncoder
@@ -103,6 +104,7 @@ class MiniLMEmbedder:
             else:
                 # imported here: concurrent.futures pulls in logging (~10 ms), and the
                 # per-prompt path (one query, one batch) never needs it
+                # deferred: `crib retrieve` when nothing is shown would import it up front (60 ms)
                 from concurrent.futures import ThreadPoolExecutor
 
                 with ThreadPoolExecutor(max_workers=min(self.workers, len(chunks))) as pool:
@@ -147,7 +149,6 @@ class MiniLMEmbedder:
         """The model folder: the one given, else the verified cache (fetching if allowed)."""
         if self._model_dir is not None:
             return self._model_dir
-        from ..weights import ensure_minilm
 
         return ensure_minilm(download=self._download)
 

@@ -146,6 +146,7 @@ def load_tokenizer(path: Path) -> Tokenizer:
     """The library's WordPiece tokenizer, with the shipped file's pad-to-128/truncate-at-128
     replaced by no padding and truncation at 256 tokens, as the reference model does."""
     try:
+        # deferred: `crib retrieve` when nothing is shown would import it up front (29 ms)
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(path))

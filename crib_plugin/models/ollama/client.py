@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+import httpx
+import ollama
+import pydantic
+
+from ...core.config import get_settings
 from ...core.errors import ConfigError, ModelError, ModelUnavailable
 from ..ollama_host import (
     is_loopback,
@@ -43,8 +48,6 @@ T = TypeVar("T")
 
 def configured(name: str) -> Any:
     """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
-    from ...core.config import get_settings
-
     return getattr(get_settings(), name)
 
 
@@ -67,6 +70,7 @@ class OllamaBase:
         """The ``ollama.Client`` (created on first use; imports ``ollama`` then)."""
         if self._client is None:
             try:
+                # deferred: optional, falls back when missing (<1 ms)
                 import httpx
                 import ollama
             except ImportError as exc:  # pragma: no cover - a declared dependency
@@ -94,10 +98,6 @@ class OllamaBase:
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """Run one client request, turning every failure into a one-line ModelError/ModelUnavailable."""
-        import httpx
-        import ollama
-        import pydantic
-
         try:
             return fn()
         except ollama.ResponseError as exc:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...core.config import describe, get_settings, project_config_file, user_config_file
 from ..hookspecs import hookimpl
+from ..manager import get_plugin_manager, plugin_report
 
 if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on the per-prompt path
     import click
@@ -21,6 +23,7 @@ if TYPE_CHECKING:  # click is imported only by the CLI: this module is loaded on
 
 @hookimpl(trylast=True)
 def register_commands(cli: click.Group) -> None:
+    # deferred: the UserPromptSubmit hook would import it up front (253 ms)
     from ...hosts.cli.registered import REGISTERED_COMMANDS
 
     for command in [*REGISTERED_COMMANDS, *_commands()]:
@@ -29,6 +32,7 @@ def register_commands(cli: click.Group) -> None:
 
 
 def _commands() -> list[click.Command]:
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
     config = click.command(name="config")(
@@ -46,9 +50,9 @@ def config_command(as_json: bool) -> None:
 
     Precedence: environment variable, then ./.crib.toml, then the user config.toml, then default.
     """
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
-    from ...core.config import describe, get_settings, project_config_file, user_config_file
 
     rows = describe(get_settings())
     if as_json:
@@ -73,9 +77,9 @@ def _plain(value: Any) -> str:
 
 def plugins_command(as_json: bool) -> None:
     """The plugins loaded (built-ins included): name, version and the hooks each implements."""
+    # deferred: the UserPromptSubmit hook would import it up front (135 ms)
     import click
 
-    from ..manager import get_plugin_manager, plugin_report
 
     rows = plugin_report(get_plugin_manager())
     if as_json:

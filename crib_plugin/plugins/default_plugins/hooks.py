@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generator
 
+from ...core.entry_types import BUILTIN_TYPES
+from ...core.errors import StoreMissing
 from ..hookspecs import hookimpl
 
 
 @hookimpl(trylast=True)
 def register_types(register: Callable[[Any], None]) -> None:
-    from ...core.entry_types import BUILTIN_TYPES
-
     for entry_type in BUILTIN_TYPES:
         register(entry_type)
 
@@ -26,13 +26,12 @@ def register_types(register: Callable[[Any], None]) -> None:
 @hookimpl(trylast=True)
 def on_prompt(prompt: str, session: Any) -> str | None:
     """crib's retrieval, as every host gets it (``crib retrieve``, the prompt hook, agent loops)."""
-    from ...core.errors import StoreMissing
-
     try:
         block = _retrieve_block(prompt, session)
     except StoreMissing:  # a server store nobody has written to yet: nothing to recall, as for a missing file
         return None
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
+        # deferred: the UserPromptSubmit hook would import it up front (21 ms)
         import logging
 
         logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)
@@ -45,14 +44,17 @@ def on_prompt(prompt: str, session: Any) -> str | None:
 def _retrieve_block(prompt: str, session: Any) -> str:
     """The session's block (:func:`~crib_plugin.output.block.produce_block`), skipping what the
     session already has, within its cap; the project store's merged with the global store's."""
+    # deferred: `crib mcp` start would import it up front (119 ms)
     from ...output.render import CONTEXT
 
     memory = session.memory
     template = session.template or CONTEXT
     if session.worker is not None and memory.prefetch(prompt, worker=session.worker, give_up_at=session.give_up_at):
+        # deferred: `crib mcp` start would import it up front (98 ms)
         from ...output.render import warm_template  # while the worker embeds, load the template
 
         warm_template(template, memory.settings.templates)
+    # deferred: `crib mcp` start would import it up front (177 ms)
     from ...hosts.scoped import global_beside
     from ...output.block import produce_block
     from ...read.across import scope_key

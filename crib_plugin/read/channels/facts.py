@@ -33,6 +33,7 @@ class FactsChannel:
     gate = "match"  # any floor-passing hit opens the relevance gate (a fact matched on two counts)
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+        # deferred: `crib mcp` start would import apsw up front (138 ms)
         from ...store.facts import match_facts  # here, not at import: registration must stay cheap
         from ..query import terms
 

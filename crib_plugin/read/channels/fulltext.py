@@ -78,12 +78,14 @@ class FullTextChannel:
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
         # imported here: registering the channel (before the prefetch fork) must stay cheap
+        # deferred: `crib mcp` start would import apsw up front (144 ms)
         from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression
 
         store = memory.store
         found = terms(query.text)
         parts: list[Scored] = []
         if query.fts_expression:
+            # deferred: `crib mcp` start would import apsw up front (49 ms)
             from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
 
             words = store.fts_search(retrieval_expression(store, query.text, query.fts_expression), limit)

@@ -85,6 +85,7 @@ def nearest(memory: "Memory", table: str, vector: bytes, limit: int) -> list[tup
     the memory still does. A cue's cosine counts :data:`~crib_plugin.cues.CUE_DISCOUNT` less: a
     cue names situations in general words, so it sits nearer every prompt than the memory's own
     text. Without a cue space this is the content space's k-NN alone."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
     from ...core.cues import CUE_DISCOUNT, cue_space_key
 
     best: dict[int, tuple[float, bool]] = {}

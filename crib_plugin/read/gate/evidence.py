@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
 from ...text.words import stem_list as _stems
+from ..temporal import TimeExpression
 from .prompt_kind import prompt_kind
-from .relevance import WINDOW_FLOOR_DROP
-from .specific import contains
+from .relevance import AGREE_COVERAGE, FTS_COVERAGE, WINDOW_FLOOR_DROP, asks_by_time_alone, named_types, selective_window, vector_extras
+from .specific import contains, distinctive, term_weights
 
 __all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
 
@@ -90,8 +91,6 @@ class Cut:
 
 def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
     """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
-    from .specific import term_weights
-
     weighted = term_weights(memory, text)
     mass = sum(w for _, w in weighted)
     if mass <= 0:
@@ -124,10 +123,6 @@ def judge(
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
     :func:`crib_plugin.specific.distinctive`); computed here when not given.
     """
-    from ..temporal import TimeExpression
-    from .relevance import AGREE_COVERAGE, FTS_COVERAGE, asks_by_time_alone, named_types, selective_window, vector_extras
-    from .specific import distinctive
-
     hits = list(retrieval.hits)
     kind = prompt_kind(retrieval.query.text)
     cut = Cut(kind, RELATIVE_CUT, gate, floor, FTS_COVERAGE, AGREE_COVERAGE, asks_by_time_alone(retrieval.query))

@@ -87,6 +87,7 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
     ``pool`` (the candidates from before the gate), in that order, and keep only the facts one of
     them stated. ``False`` (the offline block kept, a note added) when the judge fails or misses
     ``deadline``."""
+    # deferred: `crib retrieve` on a CJK prompt would import it up front (1 ms)
     from ...models.base import Candidate
 
     name = getattr(judge, "model", None) or type(judge).__name__

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
 from ...core.limits import MAX_SCAN_CHARS
-from ...core.records import Query, Retrieval
+from ...core.records import Hit, Query, Retrieval
 from ...text.cjk import entry_grams
 from ...text.words import stem_list as _stems
-from ..channels.vectors import MARGIN_SCALE, crowd_level
+from ..channels.base import channel_attr
+from ..channels.vectors import MARGIN_SCALE
 from ..query import cjk_grams
-from .prompt_kind import prompt_kind
-from .specific import PRIOR_DOCS, PRIOR_RATE, STANDOUT_CROWD, contains, distinctive, facts_bear, term_weights
+from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, facts_bear, term_weights
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
@@ -190,8 +190,6 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
 
 def _gate_role(memory: "Memory", name: str) -> str:
     """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
-    from ..channels.base import channel_attr
-
     return str(channel_attr(memory, name, "gate", "match"))
 
 
@@ -326,8 +324,6 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
 
 def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
     """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
-    from ...core.records import Hit
-
     have = {h.entry.id for h in retrieval.hits}
     missing = [i for i in ids if i not in have]
     if not missing:
@@ -350,12 +346,6 @@ def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> di
       hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
       neighbours are all alike, a paraphrase's is not
       ("preventing the agent from remembering useless things" → the trivia memory);
-    * **a task's top stands out of its crowd** (any store): the top hit is above the floor and
-      :data:`crib_plugin.specific.STANDOUT_CROWD` above the prompt's 10th-best cosine — a task phrased
-      unlike its memory ("the crash when cutting long lines that contain accented letters") is far
-      nearer to it than to the rest, though below the gate. Questions keep the absolute gate: on the
-      no-answer set this rule for questions let "when does daylight saving time end this year?" reach
-      a memory about UTC dates;
     * **its type is named**: the prompt asks for a type ("every decision we made about …") and
       the hit is of that type.
     """
@@ -368,9 +358,6 @@ def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> di
     runner_up = ranked[1].score if len(ranked) > 1 else floor
     if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
         extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
-    crowd = crowd_level([h.score for h in vector.hits])
-    if crowd is not None and top.score >= floor and top.score - crowd >= STANDOUT_CROWD and prompt_kind(retrieval.query.text) == "task":
-        extras.setdefault(top.entry_id, f"vector top {top.score - crowd:.2f} above the task's crowd")
     named = named_types(retrieval.query.text)
     if named:
         types = {h.entry.id: h.entry.type for h in retrieval.hits}

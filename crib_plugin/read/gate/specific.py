@@ -33,12 +33,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...core.limits import MAX_SCAN_CHARS
+from ...text.lexicon import variants
 from ...text.words import stem_list
 from ..channels.vectors import CROWD_RANK, crowd_level
 from ..query import terms
 from .prompt_kind import prompt_kind
 
-__all__ = ["CROWD_MARGIN", "CROWD_RANK", "STANDOUT_CROWD", "crowd_level", "distinctive", "facts_bear", "specific_terms", "term_weights"]
+__all__ = ["CROWD_MARGIN", "CROWD_RANK", "crowd_level", "distinctive", "facts_bear", "specific_terms", "term_weights"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Retrieval
@@ -53,24 +55,14 @@ SPECIFIC_SHARE = 0.05
 """A term in at most this share of the entries is specific to the memories that hold it."""
 SPECIFIC_MIN = 3
 """...or in at most this many entries (a small store, where every share is a few entries)."""
-INSTRUCTION_WORDS = frozenset(
-    "add make write create build set get use run fix update change work put need want show support let keep "
-    "give take do help try start stop move implement handle explain plan recommend".split()
-)
-"""The verbs a task opens with: they say what to do, not what it is about, so never specific."""
 CROWD_MARGIN = 0.15
 """A cosine this far above the crowd stands out without a shared word (a paraphrase)."""
-STANDOUT_CROWD = 0.20
-"""A task's vector top this far above its crowd is evidence even below the gate (above the floor):
-:func:`crib_plugin.relevance.vector_extras`. Chosen on the coding set's dev split (0.15 / 0.25 worse)."""
 
 Weighted = list[tuple[list[list[str]], float]]
 
 
 def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
     """The prompt's terms as (stemmed alternative forms, document frequency in the store)."""
-    from ...text.lexicon import variants
-
     out: list[tuple[list[list[str]], int]] = []
     for term in terms(text):
         forms = [term.text] if term.phrase else list(variants(term.text))
@@ -98,8 +90,7 @@ def specific_terms(memory: Memory, text: str) -> list[list[list[str]]]:
     """The prompt's terms that few entries contain (see the module docstring); unseen terms are
     left out — they can match nothing."""
     limit = max(SPECIFIC_MIN, SPECIFIC_SHARE * memory.store.count_entries())
-    generic = {s for word in INSTRUCTION_WORDS for s in stem_list(word)}
-    return [alts for alts, df in _term_stats(memory, text) if 0 < df <= limit and not set(alts[0]) <= generic]
+    return [alts for alts, df in _term_stats(memory, text) if 0 < df <= limit]
 
 
 def contains(present: set[str], alternatives: list[list[str]]) -> bool:
@@ -133,8 +124,6 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
     for a question; for a task, unless the words it shares with those entries are all common ones
     (the project's own vocabulary). A match on a specific word bears; so does one the facts channel
     made by a name's form alone ("postgres" → the PostgreSQL entity), which shares no word at all."""
-    from ...core.limits import MAX_SCAN_CHARS
-
     if prompt_kind(retrieval.query.text) != "task":
         return True
     contents = contents_of(memory, retrieval, entry_ids)
@@ -146,8 +135,6 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
 
 def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:
     """Which of ``contents`` (entry id → text) share a specific prompt term, and the term."""
-    from ...core.limits import MAX_SCAN_CHARS
-
     specific = specific_terms(memory, text)
     if not specific:
         return {}

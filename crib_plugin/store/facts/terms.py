@@ -21,12 +21,10 @@ from .normalise import split_negation
 
 # query.py's list (both take it from the leaf text module), so the two notions of "content word" agree.
 def _stop_words() -> frozenset[str]:
-    from ...text.words import STOP_WORDS
-
     return STOP_WORDS
 
 
-from ...text.words import Tokenizers, fallback_stem, stems, tok  # noqa: E402,F401 - moved to the leaf text module
+from ...text.words import STOP_WORDS, Tokenizers, fallback_stem, stems, tok  # noqa: E402,F401 - moved to the leaf text module
 
 
 def useful(word: str) -> bool:

@@ -7,12 +7,15 @@ uses them.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from ...core.config import cache_dir
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
 from .rules import Lazy, Rule
@@ -56,6 +59,7 @@ def _slug(secret_type: str) -> str:
 
 def _plugin_specs() -> list[dict[str, object]]:
     """The denylist regexes of every detect-secrets plugin, as plain data (imports detect-secrets)."""
+    # deferred: the UserPromptSubmit hook would import it up front (1623 ms)
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     specs: list[dict[str, object]] = []
@@ -74,8 +78,6 @@ def _plugin_specs() -> list[dict[str, object]]:
 
 def _plugins_stamp() -> str | None:
     """Identify the installed detect-secrets (its plugin folder's path and mtime) without importing it."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec("detect_secrets")
     except (ImportError, ValueError):
@@ -99,7 +101,6 @@ def plugin_rules() -> tuple[Rule, ...]:
     stamp = _plugins_stamp()
     if stamp is None:
         return ()
-    from ...core.config import cache_dir
 
     path = cache_dir() / "detect-secrets-rules.json"
     specs: list[dict[str, object]] | None = None

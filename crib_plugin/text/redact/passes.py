@@ -5,9 +5,13 @@ for what is shown.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from ...core.config import redact_enabled
+from ...core.errors import ConfigError
 
 #: The replacement for a secret of kind ``k``: ``MARKER.format(kind=k)``.
 from .detect import plugin_rules
@@ -131,8 +135,6 @@ def find_secrets(text: str, *, plugins: bool = True) -> list[Span]:
 
 def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     """Whether [start, end) overlaps one of ``spans`` (sorted, non-overlapping)."""
-    import bisect
-
     i = bisect.bisect_right(spans, (start, float("inf")))
     return (i > 0 and spans[i - 1][1] > start) or (i < len(spans) and spans[i][0] < end)
 
@@ -160,9 +162,6 @@ def _apply(text: str, spans: Sequence[Span]) -> str:
 
 def _enabled() -> bool:
     """``CRIB_REDACT``; a malformed value keeps redaction on (failing safe, never open)."""
-    from ...core.config import redact_enabled
-    from ...core.errors import ConfigError
-
     try:
         return redact_enabled()
     except ConfigError:

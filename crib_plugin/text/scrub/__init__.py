@@ -19,7 +19,7 @@ A model may echo such a block back.  Three tools keep memory markup where it bel
 
 What counts as a crib tag
 -------------------------
-Only the tags crib's own templates render (``templates/memory.md.j2``, ``memory_context.md.j2``)
+Only the tags crib's own templates render (``output/templates/memory.md.j2``, ``memory_context.md.j2``)
 are cut; every other ``<…>`` -- generics (``Vec<Memory>``), includes (``#include <memory>``), HTML,
 a ``<memory>`` mentioned in prose -- is text.  With ``NAME`` = ``memory`` or ``memory-context``
 (ASCII letters, any case) and ``WS`` = space, tab, CR, LF, FF, VT:

@@ -1,0 +1,96 @@
+"""Vectors stored after their entries: an import's second phase (issue 23).
+
+Why: embedding with the offline MiniLM runs ≈ 55 entries/s on two cores, so an import that embeds
+inline cannot go faster than that however its transactions are batched. With ``defer_vectors``
+(:func:`~crib_plugin.write.path.write_prepared`) the write path stores each entry, its full-text
+rows, facts, audit and the supersession steps that need no vector (a named old value, closed facts)
+in the batch's transaction, and queues its embedding with the reason :data:`DEFERRED`. Then
+:func:`complete_supersession`, called by the embedding drain
+(:func:`crib_plugin.write.maintenance.reindex`, which ``crib import`` runs as its second phase and
+``crib reindex`` runs for whatever a killed import left), stores the vectors and runs the
+remaining supersession steps (:func:`~crib_plugin.write.supersede.supersede_by_resemblance`) for
+the queued decisions and corrections, in the order an inline write runs them.
+
+Nothing is lost: the queue row is written in the entry's own transaction, so a kill between the
+two phases leaves the entry queued (``crib doctor`` counts it; ``crib reindex`` embeds it). Until
+its vector is stored the entry is found by full text and facts, not by the vector channel.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+try:
+    import fcntl  # the background embedder's lock (POSIX)
+except ImportError:  # pragma: no cover - Windows: writes embed inline
+    fcntl = None  # type: ignore[assignment]
+
+from ..core.config import write_vectors_mode
+from .supersede import SUPERSEDING_TYPES, supersede_by_resemblance
+
+DEFERRED = "deferred: embedded after the write (second phase of the import, or `crib reindex`)"
+"""The queue reason of an entry written without its vector on purpose."""
+
+
+def complete_supersession(store: Any, table: str, entries: Mapping[int, Any], blobs: Mapping[int, bytes], queued: set[int]) -> list[int]:
+    """For each of ``entries`` that was queued (``queued``: its id was in the embedding queue when
+    the drain took it) and is a decision or correction that superseded nothing when it was written,
+    run the vector steps of supersession now that ``blobs`` holds its vector. Call inside the
+    transaction that stores the vectors; returns the ids of the entries that now supersede one."""
+    done: list[int] = []
+    for entry_id in sorted(entries):
+        entry = entries[entry_id]
+        if entry_id not in queued or entry.type not in SUPERSEDING_TYPES or entry_id not in blobs:
+            continue
+        if store.superseded_by_entry(entry_id):  # a named value or closed fact already decided it
+            continue
+        if supersede_by_resemblance(store, entry_id, entry.type, entry.content, entry.created_at,
+                                    table=table, vector=blobs[entry_id]):
+            done.append(entry_id)
+    return done
+
+
+class QueuedIds:
+    """The ids queued for an embedding in one space, read once and again only when the drain meets
+    an id above the highest one read (an entry queued since: a concurrent writer)."""
+
+    def __init__(self, store: Any, space: str) -> None:
+        self.store, self.space = store, space
+        self.ids = set(store.pending(space))
+        self.top = max(self.ids, default=0)
+
+    def among(self, ids: Sequence[int]) -> set[int]:
+        if ids and max(ids) > self.top:
+            self.ids = set(self.store.pending(self.space))
+            self.top = max([self.top, *self.ids])
+        return self.ids.intersection(ids)
+
+
+WORKER_MODULE = "crib_plugin.hosts.embed_worker"
+"""What :func:`start_background_embedder` runs (a module name, not an import: the worker is a host)."""
+
+
+def in_background(store: Any, count: int) -> bool:
+    """Whether a write of ``count`` entries leaves its vectors to a background embedder: a single
+    entry, ``CRIB_WRITE_VECTORS=background``, a SQLite store (a file the worker can open) and a
+    platform with ``fcntl`` (the worker's lock)."""
+    return count == 1 and fcntl is not None and isinstance(getattr(store, "path", None), Path) and write_vectors_mode() == "background"
+
+
+def start_background_embedder(db: Any, reports: list[Any]) -> list[Any]:
+    """When one of ``reports`` (the write's) stored an entry without its vector, start a detached
+    ``python -m`` :data:`WORKER_MODULE` for the store ``db``; it embeds the queue and exits (one at
+    a time per store: a file lock). A failure to start leaves the entry queued for the next one or
+    ``crib reindex``: the write never fails for it. Returns ``reports``."""
+    if not any(not r.duplicate and not r.embedded for r in reports):
+        return reports
+    try:
+        subprocess.Popen([sys.executable, "-m", WORKER_MODULE, str(db)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        pass
+    return reports
