@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from crib_plugin.core.config import Settings
 from crib_plugin.core.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
 from crib_plugin.output.explain import explain_text
 from crib_plugin.output.render import CONTEXT, render_block
@@ -48,6 +49,7 @@ class FakeStore:
 class FakeMemory:
     def __init__(self, store: FakeStore, floor: float = 0.3) -> None:
         self.store, self.floor = store, floor
+        self.settings = Settings()  # the defaults: CRIB_PROJECTS=all
 
     def vector_floor(self) -> float:
         return self.floor

@@ -29,9 +29,9 @@ from test_manage import (  # noqa: F401
     test_list_filters_and_json,
     test_stats,
 )
-from test_projects import test_a_shared_store_answers_for_one_project_or_all  # noqa: F401
 from test_mcp import test_store_recall_correct_and_forget_through_the_client  # noqa: F401
 from test_memory import test_forget_removes_from_every_channel, test_identical_write_is_not_duplicated, test_search_json_fields  # noqa: F401
+from test_projects import test_a_shared_store_answers_for_one_project_or_all  # noqa: F401
 from test_smoke import (  # noqa: F401
     test_retrieve_orders_entries_newest_first,
     test_retrieve_prints_nothing_when_nothing_is_relevant,

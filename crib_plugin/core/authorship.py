@@ -13,14 +13,18 @@ A leaf: reads only the process (user, host name, environment), never a store.
 from __future__ import annotations
 
 import os
-import socket
-import uuid
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
-SESSION = uuid.uuid4().hex[:12]  # one per process: an MCP server's lifetime is one agent session
+SESSION = os.urandom(6).hex()  # one per process (12 hex digits, as uuid4's first 12): an MCP server's lifetime is one agent session
+
+
+def _machine() -> str:
+    """The host name, without importing socket or platform (the stores import this module on the
+    per-prompt path): ``uname`` on POSIX, ``COMPUTERNAME`` on Windows."""
+    return os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +36,7 @@ def _user_and_machine() -> tuple[str, str]:
         user = getpass.getuser()
     except Exception:  # no login name (a container without /etc/passwd entry)
         user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
-    return user, socket.gethostname() or "unknown"
+    return user, _machine() or "unknown"
 
 
 def agent() -> str:

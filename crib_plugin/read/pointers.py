@@ -33,6 +33,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..core.authorship import project_filter, readable
 from ..core.errors import CribError
 from ..core.records import Hit, Retrieval
 from .channels.vectors import crowd_level
@@ -131,10 +132,11 @@ def choose_pointers(
     room = budget - used - HEADING_CHARS
     chosen: list[Hit] = []
     taken = {h.entry.id for h in retrieval.hits}
+    wanted = project_filter(memory.settings.projects)  # a shared store answering for one project
     for hit, why in _current(memory, retrieval, _by_rank(memory, retrieval, fused, skipped)):
         if len(chosen) >= limit:
             break
-        if hit.entry.id in taken or hit.entry.id in skipped:
+        if hit.entry.id in taken or hit.entry.id in skipped or not readable(hit.entry.project, wanted):
             continue
         cost = pointer_cost(hit.entry.content)
         if cost > room:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..core import authorship
 from ..core.errors import StoreError
 from ..core.records import Entry
 from ..core.timeutil import now_iso
@@ -58,10 +59,6 @@ class PgEntriesMixin(EntriesMixin):
 
     def insert_entry(self, type: str, content: str, created_at: str, metadata: dict[str, Any]) -> int:
         """Insert one entry; its word, trigram and CJK indexes follow from its columns."""
-        # deferred: authorship imports socket, uuid and platform (≈ 7 ms measured with -X importtime)
-        # that the read path — the per-prompt hook opens this module — never needs
-        from ..core import authorship
-
         thread = thread_of(metadata)
         self._forget_reads()
         new_id = self._insert_id(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from ..core import authorship
 from ..core.records import Entry
 from . import cjk
 from .records import thread_of
@@ -50,10 +51,6 @@ class EntriesMixin:
         An entry whose metadata names a ``thread`` joins that thread: its neighbours' text becomes
         its indexed context, and its own text joins the context of the entry before it.
         """
-        # deferred: authorship imports socket, uuid and platform (≈ 7 ms measured with -X importtime)
-        # that the read path — the per-prompt hook opens this module — never needs
-        from ..core import authorship
-
         thread = thread_of(metadata)
         self._forget_reads()
         self.execute(
