@@ -78,6 +78,11 @@ def test_big_store_reads_common_words_from_statistics(filled: str, monkeypatch: 
         assert store.term_document_frequency("zebrafish") == expected_df["zebrafish"] == 2
         assert any("LIMIT" in sql and "count(" in sql for sql in seen)  # the rare word: a bounded count
         assert store.term_document_frequency("deploy") == expected_df["deploy"] == 50
+        seen.clear()
+        assert store.documents_up_to("notes", 10) == 10 and store.documents_up_to("notes", 1000) == 150
+        assert not any("count(" in sql for sql in seen), seen
+        assert store.documents_up_to("zebrafish", 10) == 2 and store.documents_up_to("release notes", 1000) == 150
+        assert any("count(" in sql for sql in seen)  # a rare word, and a phrase, are counted
         assert store.fts_search("notes OR zebrafish OR deploy", 50) == pytest.approx(expected)
         assert store.term_statistics() is stats  # read once per store
     finally:

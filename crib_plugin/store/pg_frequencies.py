@@ -128,3 +128,17 @@ class PgFrequencyMixin:
             for k, count in zip(rare, row):
                 estimates[k] = int(count)
         return round(stats.rows), [int(e or 0) for e in estimates]
+
+    def documents_up_to_limit(self, query: Query, limit: int) -> int:
+        """``min(entries matching, limit)``: on a big store a common word's from the statistics
+        (a GIN bitmap scan builds the whole posting list before any ``LIMIT`` stops it), anything
+        else — a phrase too: its words may be common together but rare in sequence — counted up to
+        ``limit``."""
+        stats = self.term_statistics()
+        if stats.usable:
+            text = str(self.execute(f"SELECT ({query[0]})::text", query[1])[0][0])
+            estimate = stats.estimate(text) if len(LEXEME.findall(text)) == 1 else None
+            if estimate is not None:
+                return min(estimate, limit)
+        rows = self.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ {query[0]} LIMIT ?) d", [*query[1], int(limit)])
+        return int(rows[0][0])

@@ -155,11 +155,7 @@ class PgFullTextMixin(PgFrequencyMixin):
     def documents_up_to(self, text: str, limit: int) -> int:
         if not text.strip() or limit <= 0:
             return 0
-        rows = self.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?)) LIMIT ?) d",
-            (text, int(limit)),
-        )
-        return int(rows[0][0])
+        return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit)
 
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """Entries containing the expression's strings (≥ 3 characters, any case); the score is
