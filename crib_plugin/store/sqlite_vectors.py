@@ -195,10 +195,17 @@ class VectorsMixin:
         """Read the vectors of ``ids`` now, for the next :meth:`stored_vectors` call only.
 
         A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
-        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare.
+        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare
+        (none: only the side index is opened).
         """
         blobs = self.stored_vectors(table, ids)
         self._vectors_ahead = (table, blobs)
+        # ...and open the side index the vector search is about to read (numpy, the mapped files;
+        # nothing on a store without one). The index itself is checked again when searched.
+        # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
+        from . import vector_index
+
+        vector_index.current_index(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
     def vector_count(self, table: str) -> int:
         self.load_vec()

@@ -127,6 +127,10 @@ class Index:
                     return None
                 if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
                     return None  # the two files of one build, never mixed
+                # The rescoring's one (2,500 x 384) product: waking OpenBLAS's thread pool for it
+                # cost 10-12 ms on a loaded 2-core machine, one thread 0.1 ms (same sums, row by
+                # row). Only takes effect when this is the process's first numpy import (a reader's).
+                os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
                 # deferred: the UserPromptSubmit hook would import it up front (921 ms)
                 import numpy as np
 
@@ -316,10 +320,19 @@ def nearest_of(query: Any, ids: Sequence[int], matrix: Any, k: int) -> list[tupl
 def read_vectors(store: "SQLiteStore", table: str, ids: Sequence[int]) -> dict[int, bytes] | None:
     """The float32 blobs of those of ``ids`` the current index holds and the database still has
     (a point read from sqlite-vec costs a whole 1024-vector chunk); None without a current index."""
-    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
-    index = usable_index(store, table, int(dim[0][0])) if dim else None
+    index = current_index(store, table)
     if index is None:
         return None
     at = index.positions(ids)
     live = _live(store, table, list(at))
     return {i: index.floats[p].tobytes() for i, p in at.items() if i in live}
+
+
+def current_index(store: "SQLiteStore", table: str) -> Index | None:
+    """:func:`usable_index` for ``table`` at its recorded dimension; None without a current one.
+
+    A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
+    (``prefetch_vectors``): numpy's import and the files' mapping (≈ 100-200 ms of a big store's
+    retrieve, loaded 2-core machine) then overlap the worker instead of following its answer."""
+    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
+    return usable_index(store, table, int(dim[0][0])) if dim else None
