@@ -238,3 +238,15 @@ def test_reading_ahead_opens_the_index_the_search_then_uses(tmp_path: Path, smal
     small_store.refresh_vector_index(small_table)
     small_store.prefetch_vectors(small_table, [])
     assert len(opened) == 1
+
+
+def test_rows_read_by_pread_are_the_mapped_rows(tmp_path: Path, small_index: None) -> None:
+    db = tmp_path / "crib.db"
+    table = _fill(db, 300)
+    store = open_store(db)
+    store.refresh_vector_index(table)
+    index = vector_index.usable_index(store, table, DIM)
+    assert index is not None
+    positions = [0, 5, 6, 150, 299]
+    assert index.read_rows(positions) == np.asarray(index.floats[positions]).tobytes()
+    assert index.read_rows([]) == b""
