@@ -1,9 +1,8 @@
 """The facade every host uses: ``Memory.write / search / retrieve / forget / reindex``.
 
 One ``Memory`` wraps one store (a SQLite file by default), the plugin manager's registry of
-channels and models, and the settings read from the environment. Models are created lazily, so
-a process that only writes text never loads an embedder it does not need, and a retrieval that
-runs only the full-text channel never imports numpy's model code.
+channels and models, and the settings from the environment. Models are created lazily: a process
+that only writes text never loads an embedder, nor a full-text-only retrieval numpy's model code.
 """
 
 from __future__ import annotations
@@ -107,8 +106,7 @@ class Memory:
         prompt is known and before :meth:`recall`; ``worker`` is one already forked by
         :func:`crib_plugin.prefetch.fork_for` before this Memory existed; ``give_up_at`` (a
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
-        whether the worker is in use; when it is, :meth:`embedder` answers from it.
-        """
+        whether the worker is in use; when it is, :meth:`embedder` answers from it."""
         # deferred: the SessionStart hook would import it up front (22 ms)
         from .read import prefetch
         if self._embedder is not None or not self._embedding_needed():
@@ -150,6 +148,10 @@ class Memory:
                 self.store.prefetch_vectors(tables[0], entry_ids)
         except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
             pass
+
+    @property
+    def embedder_loaded(self) -> bool:  # whether this process holds an embedder (a warm server)
+        return self._embedder is not None
 
     def embedder(self) -> Any:
         """The embedder instance (created once). Raises ConfigError / ModelError."""

@@ -43,9 +43,25 @@ def test_a_background_write_is_embedded_by_the_worker(db: Path) -> None:
         assert [h.entry.id for h in memory.search("atlas Node 22", limit=3)][:1] == [2]
 
 
-def test_inline_is_the_default(db: Path) -> None:
+def test_a_small_store_embeds_inline_by_default(db: Path) -> None:
     result = run_crib("write", "a note about the release runner")
     assert result.returncode == 0 and ", vector," in result.stdout
+
+
+def test_auto_leaves_a_cold_write_to_a_big_store_to_the_worker(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from crib_plugin.store import vector_index
+    from crib_plugin.write.deferred import in_background
+
+    monkeypatch.delenv("CRIB_WRITE_VECTORS", raising=False)  # auto, the default
+    monkeypatch.setattr(vector_index, "MIN_VECTORS", 100)
+    big = SimpleNamespace(path=Path("/tmp/crib.db"), count_entries=lambda: 100)
+    small = SimpleNamespace(path=Path("/tmp/crib.db"), count_entries=lambda: 99)
+    assert in_background(big, 1)
+    assert not in_background(big, 1, model_loaded=True)  # a warm server embeds one entry in milliseconds
+    assert not in_background(small, 1)
+    assert not in_background(big, 2)
 
 
 def test_only_a_single_write_to_a_sqlite_file_goes_to_the_background(monkeypatch) -> None:

@@ -33,6 +33,7 @@ def test_an_upgraded_store_starts_from_its_real_count(db: Path) -> None:
             memory.write(f"decision {i}: keep the runner on zsh")
     conn = apsw.Connection(str(db))
     conn.execute("DROP TRIGGER entries_count_ai; DROP TRIGGER entries_count_ad; DROP TABLE entry_count;"
+                 "DROP INDEX entries_project; ALTER TABLE entries DROP COLUMN project;"  # migration 6, after it
                  "PRAGMA user_version = 4; PRAGMA wal_checkpoint(TRUNCATE);")
     conn.close()
     with Memory(db) as memory:

@@ -119,7 +119,7 @@ class Settings:
     progress: bool = setting("CRIB_PROGRESS", boolean, True, "`0` silences the progress bars/lines of import, reindex, calibrate and the model download", shown="`1`")
     busy_timeout: float = setting("CRIB_BUSY_TIMEOUT", number(float, 0, strict=True), 30.0, "seconds a write waits for another process's write lock (jittered backoff) before one clear error")
     embed_budget: float = setting("CRIB_EMBED_BUDGET", number(float, 0, strict=True), 10.0, "seconds a write waits for its embedding (per 32 texts) before keeping the entry and queueing the vector")
-    write_vectors: str = setting("CRIB_WRITE_VECTORS", choice(WRITE_VECTOR_MODES), "inline", "`background`: a single write (`crib write`, the MCP tool) stores the entry, its full text and facts without waiting for the model, and a detached `crib` process embeds it a moment later (`inline`: the write embeds it)")
+    write_vectors: str = setting("CRIB_WRITE_VECTORS", choice(WRITE_VECTOR_MODES), "auto", "`background`: a single write (`crib write`, the MCP tool) stores the entry, its full text and facts without waiting for the model, and a detached `crib` process embeds it a moment later; `inline`: the write embeds it; `auto`: background for a process that has not loaded the model (a cold `crib write`) on a store of at least 50,000 entries (where the side vector index starts), inline otherwise")
     extract_budget: float = setting("CRIB_EXTRACT_BUDGET", number(float, 0, strict=True), 5.0, "seconds a write waits for fact extraction before keeping the entry and queueing the extraction")
     redact: bool = setting("CRIB_REDACT", boolean, True, "`0` stores and shows text verbatim: no secret redaction on write or at render (see Secrets)", shown="`1`")
     now: str | None = setting("CRIB_NOW", iso_moment, None, "ISO 8601 time taken as \"now\" for time expressions and default write times (`--now` on `retrieve`, `search`, `eval`): reproducible time-relative evaluations and tests", shown="the clock")
@@ -257,8 +257,8 @@ def embed_budget(environ: Mapping[str, str] | None = None) -> float:
 
 
 def write_vectors_mode(environ: Mapping[str, str] | None = None) -> str:
-    """``CRIB_WRITE_VECTORS``: ``inline`` (a write embeds its entry) or ``background``."""
-    return str(_field("write_vectors", environ, "inline"))
+    """``CRIB_WRITE_VECTORS``: ``auto`` (the default), ``inline`` (a write embeds its entry) or ``background``."""
+    return str(_field("write_vectors", environ, "auto"))
 
 
 def redact_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -19,6 +19,7 @@ class WriteReport:
     entry_id: int
     duplicate: bool = False
     embedded: bool = False
+    background: bool = False  # its vector is left to a detached embedder (``write.deferred``)
     facts: int = 0
     notes: list[str] = field(default_factory=list)
 

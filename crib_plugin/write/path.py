@@ -192,7 +192,7 @@ def write_prepared(
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
-    background = not defer_vectors and in_background(memory.store, len(prepared))  # CRIB_WRITE_VECTORS
+    background = not defer_vectors and in_background(memory.store, len(prepared), model_loaded=memory.embedder_loaded)
     for start in range(0, len(prepared), max(1, batch)):
         indexes = range(start, min(start + max(1, batch), len(prepared)))
         todo: list[int] = []

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ...core.config import get_settings, parse_channels, write_vectors_mode
+from ...core.config import get_settings, parse_channels
 from ...core.cues import with_cue
 from ...core.errors import InputError
 from .common import now_option, open_memory, scope_kwargs, warn_all
@@ -55,7 +55,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         if report.duplicate:
             parts = [f"entry {entry_id} already stored (the same text): not stored again"]
         else:
-            background = "vector queued (embedded in the background)" if write_vectors_mode() == "background" else ""
+            background = "vector queued (embedded in the background)" if report.background else ""
             parts.append("vector" if report.embedded else background or "no vector (queued)")
             parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")
         for note in report.notes:
