@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -149,10 +150,17 @@ class Index:
                     return None  # the two files of one build, never mixed
                 # The rescoring's one (2,500 x 384) product: waking OpenBLAS's thread pool for it
                 # cost 10-12 ms on a loaded 2-core machine, one thread 0.1 ms (same sums, row by
-                # row). Only takes effect when this is the process's first numpy import (a reader's).
-                os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-                # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-                import numpy as np
+                # row). OpenBLAS reads the variable when numpy loads it, so it is set only around
+                # a process's first numpy import (a reader's) and not left to its children.
+                one_thread = "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ
+                if one_thread:
+                    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+                try:
+                    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
+                    import numpy as np
+                finally:
+                    if one_thread:
+                        del os.environ["OPENBLAS_NUM_THREADS"]
 
                 dim, count = int(header["dim"]), int(header["count"])
                 record = record_dtype(dim)
