@@ -21,6 +21,7 @@ from ..core.errors import StoreError
 from ..core.records import Entry
 from ..core.timeutil import now_iso
 from . import cjk, pg_match
+from .pg_frequencies import PgFrequencyMixin
 from .postgres_schema import MIGRATION_LOCK
 from .records import thread_of
 from .sqlite_entries import EntriesMixin
@@ -118,7 +119,7 @@ class PgEntriesMixin(EntriesMixin):
         """Nothing: vectors, queue rows and fact sources go with the entry (``ON DELETE CASCADE``)."""
 
 
-class PgFullTextMixin:
+class PgFullTextMixin(PgFrequencyMixin):
     """Word (``tsvector``), trigram (``pg_trgm``) and CJK gram search on PostgreSQL."""
 
     if TYPE_CHECKING:  # provided by PostgresStore
@@ -129,34 +130,32 @@ class PgFullTextMixin:
         """Entries matching an FTS5 expression, best first, scored like BM25: each top-level OR-ed
         term's ``ts_rank`` (weighted columns, length-normalised) times its inverse document
         frequency, summed. ``ts_rank_cd`` alone has no IDF, so a common word counted as much as a
-        rare one (LoCoMo fts R@10 64.8 with it, against FTS5's 75.1 on the same rows)."""
+        rare one (LoCoMo fts R@10 64.8 with it, against FTS5's 75.1 on the same rows). The document
+        frequencies come from :meth:`document_frequencies` (exact on a small store, the planner's
+        statistics on a big one), bound as parameters."""
         terms = [pg_match.tsquery_sql(node, "crib_english") for node in pg_match.or_operands(pg_match.parse(expression))]
-        values = ", ".join(f"({sql})" for sql, _ in terms)
-        params = [p for _, term_params in terms for p in term_params]
+        entries, frequencies = self.document_frequencies(terms, with_total=True)
+        values = ", ".join(f"({sql}, ?::bigint)" for sql, _ in terms)
+        params = [p for (_, term_params), df in zip(terms, frequencies) for p in (*term_params, df)]
         rows = self.execute(
-            f"WITH q(query) AS (VALUES {values}), n AS (SELECT greatest(count(*), 1) AS n FROM entries), "
-            "t AS (SELECT query, ln(1 + (n.n - df + 0.5) / (df + 0.5)) AS idf "
-            "      FROM q, n, LATERAL (SELECT count(*) AS df FROM entries WHERE fts @@ q.query) d) "
+            f"WITH q(query, df) AS (VALUES {values}), "
+            "t AS (SELECT query, ln(1 + (?::bigint - df + 0.5) / (df + 0.5)) AS idf FROM q) "
             f"SELECT e.id, sum(t.idf * ts_rank({WEIGHTS}, e.fts, t.query, {RANK_NORMALISATION})) AS score "
             "FROM t JOIN entries e ON e.fts @@ t.query GROUP BY e.id ORDER BY score DESC, e.id LIMIT ?",
-            [*params, int(limit)],
+            [*params, max(entries, 1), int(limit)],
         )
         return [(int(r[0]), max(float(r[1]), 1e-9)) for r in rows]
 
     def term_document_frequency(self, stem: str) -> int:
+        """Exact on a small store; from the planner's statistics on a big one (:mod:`.pg_frequencies`)."""
         if not stem:
             return 0
-        rows = self.execute("SELECT count(*) FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?))", (stem,))
-        return int(rows[0][0])
+        return self.document_frequencies([("phraseto_tsquery('crib_english', crib_fold(?))", [stem])])[1][0]
 
     def documents_up_to(self, text: str, limit: int) -> int:
         if not text.strip() or limit <= 0:
             return 0
-        rows = self.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ phraseto_tsquery('crib_english', crib_fold(?)) LIMIT ?) d",
-            (text, int(limit)),
-        )
-        return int(rows[0][0])
+        return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit)
 
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """Entries containing the expression's strings (≥ 3 characters, any case); the score is

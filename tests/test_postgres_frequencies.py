@@ -1,0 +1,99 @@
+"""Document frequencies on a big PostgreSQL store come from the planner's statistics.
+
+A small store counts exactly (tests compare PostgreSQL with SQLite); above ``BIG_STORE`` entries a
+common lexeme's frequency is read from ``pg_stats`` (no ``count`` over its posting list) and a rare
+one is counted with a ``LIMIT``. Here a small store stands in for a big one: the threshold is
+lowered and ``ANALYZE`` samples every row, so the estimates equal the exact counts and the ranking
+must not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pg import pg_server, pg_url  # noqa: F401  (fixtures)
+
+from crib_plugin.store.pg_frequencies import TermStatistics
+from crib_plugin.store.postgres import PostgresStore, open_postgres
+from crib_plugin.text import common_terms
+
+
+@pytest.fixture
+def filled(pg_url: str) -> Iterator[str]:  # noqa: F811
+    store = open_postgres(pg_url)
+    try:
+        for i in range(200):
+            words = ["release notes"] if i % 4 else ["deploy checklist"]
+            if i in (7, 93):
+                words.append("zebrafish tank")
+            store.insert_entry("decision", f"entry {i}: " + " and ".join(words), f"2026-01-01T00:00:{i % 60:02d}", {})
+        store.execute("ALTER TABLE entries ALTER COLUMN fts SET STATISTICS 1", ())  # 10 lexemes listed at most
+        store.execute("ANALYZE entries", ())
+    finally:
+        store.close()
+    yield pg_url
+
+
+def statements(store: PostgresStore) -> list[str]:
+    """Every statement the store runs from now on (its SQL text)."""
+    seen: list[str] = []
+    run = store.execute
+
+    def recording(sql: str, bindings=()):  # type: ignore[no-untyped-def]
+        seen.append(sql)
+        return run(sql, bindings)
+
+    store.execute = recording  # type: ignore[method-assign]
+    return seen
+
+
+def test_small_store_counts_exactly(filled: str) -> None:
+    store = open_postgres(filled)
+    try:
+        assert not store.term_statistics().usable  # 200 entries: far below BIG_STORE
+        seen = statements(store)
+        assert store.term_document_frequency("note") == 150
+        assert any("count(*)" in sql for sql in seen)
+    finally:
+        store.close()
+
+
+def test_big_store_reads_common_words_from_statistics(filled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    exact = open_postgres(filled)
+    try:
+        expected = exact.fts_search("notes OR zebrafish OR deploy", 50)
+        expected_df = {stem: exact.term_document_frequency(stem) for stem in ("note", "zebrafish", "deploy")}
+    finally:
+        exact.close()
+    monkeypatch.setattr(common_terms, "BIG_STORE", 100)
+    store = open_postgres(filled)
+    try:
+        stats = store.term_statistics()
+        assert stats.usable and stats.rows == 200 and stats.shares["note"] == pytest.approx(0.75)
+        assert "zebrafish" not in stats.shares  # two entries: not among the 10 listed
+        seen = statements(store)
+        assert store.term_document_frequency("note") == expected_df["note"] == 150
+        assert not any("count(" in sql for sql in seen), seen  # the common word: no count at all
+        assert store.term_document_frequency("zebrafish") == expected_df["zebrafish"] == 2
+        assert any("LIMIT" in sql and "count(" in sql for sql in seen)  # the rare word: a bounded count
+        assert store.term_document_frequency("deploy") == expected_df["deploy"] == 50
+        seen.clear()
+        assert store.documents_up_to("notes", 10) == 10 and store.documents_up_to("notes", 1000) == 150
+        assert not any("count(" in sql for sql in seen), seen
+        assert store.documents_up_to("zebrafish", 10) == 2 and store.documents_up_to("release notes", 1000) == 150
+        assert any("count(" in sql for sql in seen)  # a rare word, and a phrase, are counted
+        assert store.fts_search("notes OR zebrafish OR deploy", 50) == pytest.approx(expected)
+        assert store.term_statistics() is stats  # read once per store
+    finally:
+        store.close()
+
+
+def test_estimates() -> None:
+    stats = TermStatistics(1_000_000, {"releas": 0.2, "note": 0.05})
+    assert stats.usable and stats.rare_bound == 50_000
+    assert stats.estimate("'releas'") == 200_000
+    assert stats.estimate("'releas' <-> 'note'") == 50_000  # a phrase: no more than its rarest word
+    assert stats.estimate("'releas' & 'zebrafish'") is None  # a word not listed is counted
+    assert stats.estimate("'releas' | 'note'") is None
+    assert not TermStatistics(-1, {}).usable and not TermStatistics(1_000_000, {}).usable
