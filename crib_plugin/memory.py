@@ -144,7 +144,7 @@ class Memory:
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
-            if len(tables) == 1 and entry_ids:
+            if len(tables) == 1:  # with no hits yet: the store still opens what the search reads
                 self.store.prefetch_vectors(tables[0], entry_ids)
         except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
             pass

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import CribError
 from ..core.timeutil import now_iso
+from . import vector_index  # 0.5 ms: json, os and pathlib; numpy only once an index is opened
 from .sqlite_rows import space_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,9 +88,6 @@ class VectorsMixin:
 
         On a big store through the side index beside the database when it is current
         (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
-        # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
-        from . import vector_index
-
         return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
     def refresh_vector_index(self, table: str) -> str:
@@ -171,9 +169,6 @@ class VectorsMixin:
         if wanted and len(wanted) > 4:
             # A point read from vec0 costs its whole 1024-vector chunk: on a big store the side
             # index's copy is read instead when it is current (vector_index.read_vectors).
-            # deferred: `crib retrieve` on a CJK prompt would import it up front (34 ms)
-            from . import vector_index
-
             indexed = vector_index.read_vectors(self, table, wanted)  # type: ignore[arg-type]  # a mixin of SQLiteStore
             if indexed:
                 blobs.update(indexed)
@@ -195,10 +190,14 @@ class VectorsMixin:
         """Read the vectors of ``ids`` now, for the next :meth:`stored_vectors` call only.
 
         A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
-        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare.
+        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare
+        (none: only the side index is opened).
         """
         blobs = self.stored_vectors(table, ids)
         self._vectors_ahead = (table, blobs)
+        # ...and open the side index the vector search is about to read (numpy, the mapped files;
+        # nothing on a store without one). The index itself is checked again when searched.
+        vector_index.current_index(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
     def vector_count(self, table: str) -> int:
         self.load_vec()
