@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -51,6 +52,15 @@ def _same_as_exact(store, table: str, queries: np.ndarray, k: int = 10) -> None:
         assert [d for _, d in fast] == pytest.approx([d for _, d in exact], abs=1e-5)
 
 
+
+def _indexed(tmp_path: Path, entries: int = 300) -> tuple[Path, str, Any]:
+    """A store of ``entries`` seeded vectors with its side index built: (path, vector table, store)."""
+    db = tmp_path / "crib.db"
+    table = _fill(db, entries)
+    store = open_store(db)
+    store.refresh_vector_index(table)
+    return db, table, store
+
 def test_a_big_store_gets_an_index_that_answers_as_exact_search(tmp_path: Path, small_index: None) -> None:
     db = tmp_path / "crib.db"
     table = _fill(db, 400)
@@ -73,10 +83,7 @@ def test_a_small_store_keeps_no_index(tmp_path: Path, small_index: None) -> None
 
 @pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "other-table", "vectors-lost", "vectors-of-another-build"])
 def test_a_lost_or_damaged_index_is_bypassed_then_rebuilt(tmp_path: Path, small_index: None, damage: str) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     path = vector_index.index_path(db, table)
     if damage == "delete":
         path.unlink()
@@ -101,10 +108,7 @@ def test_a_lost_or_damaged_index_is_bypassed_then_rebuilt(tmp_path: Path, small_
 
 
 def test_entries_added_behind_its_back_are_found(tmp_path: Path, small_index: None) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     newcomer = _vectors(1, 12345)[0]
     script = (
         "import sys, numpy as np\n"
@@ -125,10 +129,7 @@ def test_entries_added_behind_its_back_are_found(tmp_path: Path, small_index: No
 
 
 def test_a_replaced_vector_makes_the_index_stale(tmp_path: Path, small_index: None) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     target = _vectors(1, 4242)[0]
     with store.transaction():
         store.put_vector(table, 17, target.tobytes())  # `crib reindex` or an edit re-embedding entry 17
@@ -140,10 +141,7 @@ def test_a_replaced_vector_makes_the_index_stale(tmp_path: Path, small_index: No
 
 
 def test_a_deleted_entry_is_never_returned(tmp_path: Path, small_index: None) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     query = _vectors(300, 1)[41]  # entry 42's own vector
     assert store.vector_search(table, query.tobytes(), 1)[0][0] == 42
     with store.transaction():
@@ -154,10 +152,7 @@ def test_a_deleted_entry_is_never_returned(tmp_path: Path, small_index: None) ->
 
 
 def test_writers_append_the_tail(tmp_path: Path, small_index: None) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     _fill(db, 20, seed=2)
     assert store.refresh_vector_index(table) == "append"
     index = vector_index.usable_index(store, table, DIM)
@@ -218,10 +213,7 @@ def test_reading_ahead_opens_the_index_the_search_then_uses(tmp_path: Path, smal
     """While the prefetch worker embeds, ``prefetch_vectors`` (even with no hits to read) opens
     the side index — numpy's import and the mapping — so the search after the vector arrives
     does not; a store without an index opens nothing."""
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     monkeypatch.setattr(vector_index, "_opened", {})  # as in a fresh process
     opened: list[Path] = []
     real = vector_index.Index.open
@@ -241,10 +233,7 @@ def test_reading_ahead_opens_the_index_the_search_then_uses(tmp_path: Path, smal
 
 
 def test_rows_read_by_pread_are_the_mapped_rows(tmp_path: Path, small_index: None) -> None:
-    db = tmp_path / "crib.db"
-    table = _fill(db, 300)
-    store = open_store(db)
-    store.refresh_vector_index(table)
+    db, table, store = _indexed(tmp_path)
     index = vector_index.usable_index(store, table, DIM)
     assert index is not None
     positions = [0, 5, 6, 150, 299]
