@@ -126,25 +126,25 @@ class Memory:
 
     def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
         """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
-        after fusion need and the vector does not decide — the relevance gate's term statistics,
-        and the stored vectors of the hits found so far, which the reranker compares.
+        after fusion need and the vector does not decide (the gate's term statistics, the hits'
+        stored vectors for the reranker); hand the worker the side index's search.
 
-        Does nothing in a warm process (no worker) or once the worker has answered. The vector
-        table is the store's only space for this embedder; with several (or none) there is
-        nothing safe to read ahead, and the reranker reads what it needs itself.
+        Does nothing in a warm process (no worker) or once the worker has answered. Vectors are
+        read ahead only from the store's one space for this embedder (with several, none is safe).
         """
         # deferred: the SessionStart hook would import it up front (29 ms)
-        from .read.prefetch import PrefetchedEmbedder
+        from .read.prefetch import PrefetchedEmbedder, search_ahead
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
             # deferred: imported after the prefetch fork, overlapping the prompt's embedding (106 ms)
             from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
             from .read.gate.relevance import term_weights
-            term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
-            if len(tables) == 1:  # with no hits yet: the store still opens what the search reads
+            search_ahead(self.store, self._embedder, tables)  # a side index's k-NN: run by the worker
+            term_weights(self, text)
+            if len(tables) == 1:
                 self.store.prefetch_vectors(tables[0], entry_ids)
         except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
             pass

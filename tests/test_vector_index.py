@@ -209,29 +209,6 @@ def test_the_histogram_selection_takes_the_count_smallest_distances() -> None:
         assert np.array_equal(np.sort(distance[picked]), np.sort(distance)[:count])
 
 
-def test_reading_ahead_opens_the_index_the_search_then_uses(tmp_path: Path, small_index: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While the prefetch worker embeds, ``prefetch_vectors`` (even with no hits to read) opens
-    the side index — numpy's import and the mapping — so the search after the vector arrives
-    does not; a store without an index opens nothing."""
-    db, table, store = _indexed(tmp_path)
-    monkeypatch.setattr(vector_index, "_opened", {})  # as in a fresh process
-    opened: list[Path] = []
-    real = vector_index.Index.open
-    monkeypatch.setattr(vector_index.Index, "open", lambda path: opened.append(path) or real(path))
-    store.prefetch_vectors(table, [])
-    assert opened == [vector_index.index_path(db, table)]
-    query = _vectors(1, 7)[0].tobytes()
-    assert store.vector_search(table, query, 5) == vector_index.search(store, table, query, 5)
-    assert len(opened) == 1  # the search used the index opened ahead
-
-    small = tmp_path / "small.db"
-    small_table = _fill(small, 50)
-    small_store = open_store(small)
-    small_store.refresh_vector_index(small_table)
-    small_store.prefetch_vectors(small_table, [])
-    assert len(opened) == 1
-
-
 def test_rows_read_by_pread_are_the_mapped_rows(tmp_path: Path, small_index: None) -> None:
     db, table, store = _indexed(tmp_path)
     index = vector_index.usable_index(store, table, DIM)

@@ -23,10 +23,9 @@ child reports (weights cannot be fetched, Ollama down, unknown model) is raised 
 the same :mod:`~crib_plugin.errors` class with the same message, so the vector channel reports it
 exactly as it would have without the worker.
 
-``CRIB_PARALLEL`` (read by :mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork``
-exists and two or more CPUs are available to this process), ``1`` (fork whenever ``os.fork``
-exists) or ``0`` (never). The cold per-prompt commands use it; a long-lived agent loop keeps its
-model loaded and gains nothing from it.
+``CRIB_PARALLEL`` (:mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork`` exists
+and two or more CPUs are available to this process), ``1`` (whenever ``os.fork`` exists) or ``0``.
+On a store with a side index the worker also runs the k-NN search (:func:`search_ahead`).
 
 Fork safety: the child never touches a SQLite connection, and its standard streams point at
 ``/dev/null`` (a host waiting for the parent's output must not wait for the child); it leaves
@@ -36,6 +35,7 @@ through ``os._exit``, so no buffer is flushed twice and no ``atexit`` handler ru
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
@@ -44,13 +44,17 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..core import errors
-from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_finished, unreaped, write_all  # noqa: F401  (unreaped: tests)
+from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_finished, unreaped, write_frame  # noqa: F401  (unreaped: tests)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import Settings
     from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
 
-__all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "start", "DEADLINE"]
+__all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "search_ahead", "start", "DEADLINE"]
+
+
+PIPE_BUFFER = 60_000
+"""Largest search request written to the worker (a pipe buffers 64 KB; the child reads it after embedding)."""
 
 
 def enabled(mode: str) -> bool:
@@ -96,6 +100,16 @@ def attach(worker: "Worker", memory: "Memory", *, give_up_at: float | None = Non
     return worker.request(factory, lambda: memory.registry.make("embedders", name), give_up_at=give_up_at)
 
 
+def search_ahead(store: Any, embedder: "PrefetchedEmbedder", tables: Sequence[str]) -> None:
+    """Hand ``tables``' side-index searches to the worker still embedding the prompt, so this
+    process never imports numpy for them (:mod:`crib_plugin.store.vector_index_ahead`): the
+    store's next ``vector_search`` of each takes the worker's ranking when it still holds."""
+    plans = [planned for table in tables if (planned := store.plan_search_ahead(table)) is not None]
+    if plans and embedder.request_search(plans):
+        for planned in plans:
+            store.search_ahead(planned["table"], planned, lambda vector, table=planned["table"]: embedder.search_result(table, vector))
+
+
 def start(memory: "Memory", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """:func:`fork_for` and :func:`attach` in one step, for callers that already hold a Memory."""
     worker = fork_for(memory.settings, text)
@@ -114,6 +128,7 @@ class Worker:
         self.pid = pid
         self.text = text
         self._request_fd: int | None = request_fd
+        self._search_fd: int | None = None  # the request pipe after the factory went (send_search)
         self._answer_fd: int | None = answer_fd
         self._buffer = b""
 
@@ -149,13 +164,30 @@ class Worker:
             return None
         try:
             data = pickle.dumps(factory, protocol=pickle.HIGHEST_PROTOCOL)
-            write_all(fd, data)  # a reference to a function: far below the pipe's buffer
+            write_frame(fd, data)  # a reference to a function: far below the pipe's buffer
         except Exception:
             os.close(fd)
             self.cancel()
             return None
-        os.close(fd)
+        self._search_fd = fd  # kept open for the one search the parent may hand over (send_search)
         return PrefetchedEmbedder(self, make_real, give_up_at=give_up_at)
+
+    def send_search(self, plans: list[dict[str, Any]]) -> bool:
+        """Hand the child the side-index searches to run once it has the vector (the request
+        pipe's second and last frame); False when it cannot go (then the parent searches)."""
+        fd, self._search_fd = self._search_fd, None
+        if fd is None:
+            return False
+        try:
+            data = pickle.dumps(plans, protocol=pickle.HIGHEST_PROTOCOL)
+            if len(data) > PIPE_BUFFER:  # a long tail: writing would wait for the child to finish embedding
+                return False
+            write_frame(fd, data)
+            return True
+        except Exception:
+            return False
+        finally:
+            os.close(fd)
 
     def read_message(self, deadline: float) -> dict[str, Any] | None:
         """The child's next message; None when it died or closed the pipe. TimeoutError at
@@ -201,7 +233,7 @@ class Worker:
         milliseconds back on the prompt's path. A process that exits first leaves its zombies to
         init.
         """
-        for name in ("_request_fd", "_answer_fd"):
+        for name in ("_request_fd", "_search_fd", "_answer_fd"):
             fd = getattr(self, name)
             setattr(self, name, None)
             if fd is not None:
@@ -235,6 +267,8 @@ class PrefetchedEmbedder:
         self._real: Any = None
         self._answer: dict[str, Any] = {}  # the worker's messages, merged as they arrive
         self._messages = 0
+        self._search_sent = False  # a side-index search was handed over (request_search)
+        self._searched: dict[str, Any] | None = None  # its rankings by table, once read
         self.worker_pid = worker.pid  # kept after the worker is reaped (its own pid is cleared)
 
     # -- the worker's answer ---------------------------------------------------------------
@@ -255,13 +289,41 @@ class PrefetchedEmbedder:
             except TimeoutError:
                 step = "embed" if "name" in self._answer else "make"
                 self._answer[f"{step}_error"] = ("ModelUnavailable", "the embedder did not answer in time (prefetch worker)")
-                self._messages = 2  # nothing more is read from this worker
+                self._messages = 3  # nothing more is read from this worker
                 break
             self._messages += 1
             self._answer.update(message if message is not None else {"fallback": True})
-        if self._messages >= 2 or "fallback" in self._answer or "make_error" in self._answer:
+        if self._messages >= (3 if self._search_sent else 2) or "fallback" in self._answer or "make_error" in self._answer:
             self.close()  # nothing more will come
         return self._answer
+
+    def request_search(self, plans: list[dict[str, Any]]) -> bool:
+        """Hand the worker side-index searches (:func:`crib_plugin.store.vector_index_ahead.plan`)
+        to run once it has the vector; False when it cannot take them (the store searches itself)."""
+        if not self.pending or self._search_sent or not plans:
+            return False
+        self._search_sent = self.worker.send_search(plans)
+        return self._search_sent
+
+    def search_result(self, table: str, vector: bytes) -> list[tuple[int, float]] | None:
+        """The worker's ranking of ``table`` for ``vector`` — the prompt's, or None (also when the
+        worker did not answer in time or could not search: the store then searches itself)."""
+        if not self._search_sent:
+            return None
+        if self._searched is None:
+            answer = self.answer()
+            message: dict[str, Any] | None = None
+            if self._messages == 2 and "blob" in answer:
+                self._messages = 3
+                with contextlib.suppress(TimeoutError):
+                    message = self.worker.read_message(self.give_up_at if self.give_up_at is not None else time.perf_counter() + DEADLINE)
+            searched = (message or {}).get("searched")
+            self._searched = searched if isinstance(searched, dict) else {}
+            self.close()
+        if vector != self._answer.get("blob"):
+            return None
+        ranked = self._searched.get(table)
+        return ranked if isinstance(ranked, list) else None
 
     def close(self) -> None:
         """Stop waiting: close the pipes and reap the worker."""

@@ -1,5 +1,9 @@
 """The forked side of the prefetch worker: forking, detaching the child, the child's life, message framing.
 
+The request pipe carries up to two frames from the parent: the pickled embedder factory, then
+(optionally) the side-index searches it hands over (:mod:`crib_plugin.store.vector_index_ahead`);
+the answer pipe up to three messages: the embedder's identity, the vector, the searches' rankings.
+
 :mod:`crib_plugin.prefetch` drives it from the parent (:class:`~crib_plugin.prefetch.Worker`,
 :class:`~crib_plugin.prefetch.PrefetchedEmbedder`); this module holds what runs in the child and the
 bookkeeping of finished children (:func:`reap_finished`). Nothing here imports numpy at module level.
@@ -66,21 +70,34 @@ def child_main(request_fd: int, answer_fd: int, text: str) -> None:
         import numpy  # deferred: in the forked worker only, overlapping the parent (530 ms)  # noqa: F401 - speculative: every built-in embedder needs it
     except Exception:
         pass
-    chunks: list[bytes] = []
-    while chunk := os.read(request_fd, 1 << 16):
-        chunks.append(chunk)
-    if not chunks:
+    request = read_frame(request_fd)
+    if request is None:
         return  # cancelled: the parent does not need a vector
     try:
-        factory = pickle.loads(b"".join(chunks))
+        factory = pickle.loads(request)
     except Exception:  # the factory's module does not import here: the parent embeds itself
         _send(answer_fd, {"fallback": True})
         return
-    _embed_in_child(factory, text, lambda message: _send(answer_fd, message))
+    blob = _embed_in_child(factory, text, lambda message: _send(answer_fd, message))
+    plans = read_frame(request_fd) if blob is not None else None
+    if plans is not None:  # the parent hands over its side-index search (closing the pipe: none)
+        _send(answer_fd, {"searched": _search_in_child(plans, blob)})  # type: ignore[arg-type]  # blob is set
 
 
-def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[str, Any]], None]) -> None:
-    """The child's whole job, as two messages: the embedder's identity, then the vector.
+def _search_in_child(request: bytes, blob: bytes) -> dict[str, Any]:
+    """The planned side-index searches for the prompt's vector ({} when they cannot run here:
+    the parent then searches itself)."""
+    try:
+        # deferred: only a worker whose parent has a side index to search needs it (<5 ms: apsw, json)
+        from ..store.vector_index_ahead import search_in_worker
+
+        return search_in_worker(pickle.loads(request), blob)
+    except Exception:
+        return {}
+
+
+def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[str, Any]], None]) -> bytes | None:
+    """The child's main job, as two messages: the embedder's identity, then the vector (returned).
 
     The identity goes first because the parent may need only that (the vector channel skips a
     CJK prompt for an English-only model without waiting for its embedding). Errors are sent
@@ -97,25 +114,48 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         })
     except errors.CribError as exc:
         send({"make_error": (type(exc).__name__, str(exc))})
-        return
+        return None
     except BaseException:  # a bug: let the parent run the real embedder and meet it there
         send({"fallback": True})
-        return
+        return None
     try:
         # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
         from ..store.base_vectors import to_blob
 
-        send({"blob": to_blob(embedder.embed_query(text))})
+        blob = to_blob(embedder.embed_query(text))
+        send({"blob": blob})
+        return blob
     except errors.CribError as exc:
         send({"embed_error": (type(exc).__name__, str(exc))})
     except BaseException:
         send({"fallback": True})
+    return None
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
     """One message: 4-byte little-endian length, then the pickle."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    write_frame(fd, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_frame(fd: int, data: bytes) -> None:
+    """``data`` as one frame: its 4-byte little-endian length, then the bytes (both pipes)."""
     write_all(fd, len(data).to_bytes(4, "little") + data)
+
+
+def read_frame(fd: int) -> bytes | None:
+    """The next frame on a blocking descriptor; None at end of file (the other side closed it)."""
+    header = _read_exactly(fd, 4)
+    return _read_exactly(fd, int.from_bytes(header, "little")) if header is not None else None
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 def write_all(fd: int, data: bytes) -> None:

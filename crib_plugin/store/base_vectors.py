@@ -7,7 +7,7 @@ parse. Vectors cross the contract as little-endian float32 ``bytes``; spaces nev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -54,6 +54,17 @@ class Vectors(Protocol):
     def prefetch_vectors(self, table: str, ids: Sequence[int]) -> None:
         """Read the vectors of ``ids`` ahead for the next :meth:`stored_vectors` call only (a
         backend may make this a no-op); what was read must never outlive a write."""
+        ...
+
+    def plan_search_ahead(self, table: str) -> dict[str, Any] | None:
+        """What a prefetch worker needs (picklable) to run the next k-NN search of ``table`` in its
+        own process, or None when this backend searches only itself (then :meth:`search_ahead` is
+        never called)."""
+        ...
+
+    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], list[tuple[int, float]] | None]) -> None:
+        """Let the next :meth:`vector_search` of ``table`` use ``fetch(vector)`` — the worker's
+        ranking for ``planned`` — when nothing it depends on has moved since; same results."""
         ...
 
     def all_vectors(self, table: str) -> list[tuple[int, bytes]]:

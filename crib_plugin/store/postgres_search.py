@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -308,6 +308,12 @@ class PgVectorsMixin:
 
     def prefetch_vectors(self, table: str, ids: Sequence[int]) -> None:
         self._vectors_ahead = (table, self.stored_vectors(table, ids))
+
+    def plan_search_ahead(self, table: str) -> dict[str, Any] | None:
+        return None  # pgvector searches in the server: nothing for a prefetch worker to run
+
+    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], list[tuple[int, float]] | None]) -> None:
+        return None
 
     def all_vectors(self, table: str) -> list[tuple[int, bytes]]:
         return [(int(r[0]), _blob(r[1])) for r in self.execute(f"SELECT entry_id, embedding::real[] FROM {table} ORDER BY entry_id", ())]

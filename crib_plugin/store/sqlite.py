@@ -57,6 +57,7 @@ class SQLiteStore(EntriesMixin, FullTextMixin, VectorsMixin, QueueMixin, AdminMi
         self._vec_loaded = False
         self._vocab_ready = False
         self._vectors_ahead: tuple[str, dict[int, bytes]] = ("", {})  # see prefetch_vectors
+        self._search_ahead: dict[str, Any] = {}  # see search_ahead
         self._stats: dict[str, int] = {}  # entry count and term frequencies, see _statistics
         self._stats_version: int | None = None
 

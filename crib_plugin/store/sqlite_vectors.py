@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.errors import CribError
 from ..core.timeutil import now_iso
 from . import vector_index  # 0.5 ms: json, os and pathlib; numpy only once an index is opened
+from . import vector_index_ahead
 from .sqlite_rows import space_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,6 +26,7 @@ class VectorsMixin:
     if TYPE_CHECKING:  # provided by SQLiteStore
 
         _vectors_ahead: tuple[str, dict[int, bytes]]
+        _search_ahead: dict[str, tuple[dict[str, Any], Callable[[bytes], list[tuple[int, float]] | None]]]
 
         def _forget_reads(self) -> None: ...
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -87,8 +89,24 @@ class VectorsMixin:
         """The ``k`` nearest entries by cosine distance (0 = same direction, 2 = opposite).
 
         On a big store through the side index beside the database when it is current
-        (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`."""
+        (:mod:`.vector_index`: binary codes, then exact rescoring), else :meth:`exact_vector_search`.
+        A search handed to the prefetch worker (:meth:`search_ahead`) is used once, if still valid."""
+        ahead = self._search_ahead.pop(table, None)
+        if ahead is not None:
+            found = vector_index_ahead.take(self, table, vector, k, *ahead)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+            if found is not None:
+                return found
         return vector_index.search(self, table, vector, k)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+
+    def plan_search_ahead(self, table: str) -> dict[str, Any] | None:
+        """What a prefetch worker needs to run ``table``'s side-index search (picklable), or None
+        when there is no current index to search (:func:`.vector_index_ahead.plan`; no numpy)."""
+        return vector_index_ahead.plan(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
+
+    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], list[tuple[int, float]] | None]) -> None:
+        """The next :meth:`vector_search` of ``table`` takes its ranking from ``fetch`` (the
+        worker's answer for the vector it is given) when ``planned`` still holds."""
+        self._search_ahead[table] = (planned, fetch)
 
     def refresh_vector_index(self, table: str) -> str:
         """After a committed write: bring the side index of ``table`` up to date (append its tail,
@@ -190,14 +208,10 @@ class VectorsMixin:
         """Read the vectors of ``ids`` now, for the next :meth:`stored_vectors` call only.
 
         A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
-        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare
-        (none: only the side index is opened).
+        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare.
         """
         blobs = self.stored_vectors(table, ids)
         self._vectors_ahead = (table, blobs)
-        # ...and open the side index the vector search is about to read (numpy, the mapped files;
-        # nothing on a store without one). The index itself is checked again when searched.
-        vector_index.current_index(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
     def vector_count(self, table: str) -> int:
         self.load_vec()

@@ -34,7 +34,6 @@ codes; ``bench/scale.py --recall`` measures recall@10 against the exact scan.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import weakref
@@ -43,6 +42,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import apsw
+
+from .vector_index_file import FORMAT, HEADER, IndexFile, floats_path, index_path, parse_header, read_header
+
+__all__ = ["FORMAT", "HEADER", "Index", "IndexFile", "floats_path", "index_path", "read_header"]
 
 
 class SQLiteStore(Protocol):
@@ -69,17 +72,6 @@ APPEND_AT = 16
 """Tail length at which a writer appends the tail to the files."""
 TAIL_MAX = 512
 """A longer tail is not searched through the index (the file is overdue for a refresh): exact scan."""
-HEADER = 256
-FORMAT = "crib-vecindex-1"
-
-
-def index_path(db: Path, table: str) -> Path:
-    return Path(f"{db}-vecindex") / f"{table}.codes"
-
-
-def floats_path(codes: Path) -> Path:
-    return codes.with_suffix(".floats")
-
 
 def generation_key(table: str) -> str:
     return f"vector_generation:{table}"
@@ -143,11 +135,9 @@ class Index:
         file) never pays for it."""
         try:
             with open(path, "rb") as handle, open(floats_path(path), "rb") as vectors:
-                header = json.loads(handle.read(HEADER).rstrip(b"\0 ").decode("utf-8"))
-                if not isinstance(header, dict) or header.get("format") != FORMAT:
+                header = parse_header(handle.read(HEADER), vectors.read(HEADER))
+                if header is None:
                     return None
-                if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
-                    return None  # the two files of one build, never mixed
                 # The rescoring's one (2,500 x 384) product: waking OpenBLAS's thread pool for it
                 # cost 10-12 ms on a loaded 2-core machine, one thread 0.1 ms (same sums, row by
                 # row). OpenBLAS reads the variable when numpy loads it, so it is set only around
@@ -244,29 +234,39 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     tail = tail_ids(store, table, index.max_rowid, TAIL_MAX + 1)
     if len(tail) > TAIL_MAX:
         return store.exact_vector_search(table, vector, k)
+    blobs = store.point_vectors(table, tail) if tail else {}
+    ranked = rank(index, vector, candidate_count(len(index.records), k), [(i, blobs[i]) for i in tail if i in blobs])
+    return nearest_alive(store, table, ranked, {i for i in tail if i in blobs}, k)
+
+
+def candidate_count(vectors: int, k: int) -> int:
+    """How many records a k-NN query over an index of ``vectors`` takes by Hamming distance."""
+    return max(CANDIDATES, 4 * k, vectors // PER_CANDIDATE)
+
+
+def rank(index: Index, vector: bytes, count: int, tail: Sequence[tuple[int, bytes]]) -> list[tuple[int, float]]:
+    """The ``count`` records nearest ``vector`` by Hamming distance, and the ``tail``'s vectors
+    (``(id, blob)``, read from the database), all ranked by exact cosine distance, nearest first.
+    No database access: the prefetch worker runs it too (:mod:`.vector_index_ahead`)."""
     # deferred: the UserPromptSubmit hook would import it up front (921 ms)
     import numpy as np
 
+    dim = int(index.header["dim"])
     query = np.frombuffer(vector, dtype="<f4")
-    picked = np.sort(candidates(index, query, max(CANDIDATES, 4 * k, len(index.records) // PER_CANDIDATE)))
+    picked = np.sort(candidates(index, query, count))
     rows = index.read_rows(picked) if len(picked) else b""
     if rows is not None:
         matrix = np.frombuffer(rows, dtype="<f4").reshape(len(picked), dim)
     else:
         matrix = np.asarray(index.floats[picked])
     have = [int(i) for i in index.records["id"][picked]]
-    fresh: set[int] = set()  # the tail's vectors: read from the database, so alive
     if tail:
-        blobs = store.point_vectors(table, tail)
-        extra = [i for i in tail if i in blobs]
-        if extra:
-            have += extra
-            fresh.update(extra)
-            matrix = np.vstack([matrix, np.frombuffer(b"".join(blobs[i] for i in extra), dtype="<f4").reshape(len(extra), dim)])
-    return _nearest_alive(store, table, nearest_of(query, have, matrix, len(have)), fresh, k)
+        have += [i for i, _blob in tail]
+        matrix = np.vstack([matrix, np.frombuffer(b"".join(blob for _i, blob in tail), dtype="<f4").reshape(len(tail), dim)])
+    return nearest_of(query, have, matrix, len(have))
 
 
-def _nearest_alive(store: "SQLiteStore", table: str, ranked: list[tuple[int, float]], alive: set[int], k: int) -> list[tuple[int, float]]:
+def nearest_alive(store: "SQLiteStore", table: str, ranked: list[tuple[int, float]], alive: set[int], k: int) -> list[tuple[int, float]]:
     """The first ``k`` of ``ranked`` whose entry still has a vector (one deleted since the index
     was written drops out). Checked a few at a time from the nearest, not all candidates at once:
     2,500 lookups cost ≈ 30-80 ms at 10⁶, and deletions are rare."""
@@ -353,19 +353,17 @@ def nearest_of(query: Any, ids: Sequence[int], matrix: Any, k: int) -> list[tupl
 def read_vectors(store: "SQLiteStore", table: str, ids: Sequence[int]) -> dict[int, bytes] | None:
     """The float32 blobs of those of ``ids`` the current index holds and the database still has
     (a point read from sqlite-vec costs a whole 1024-vector chunk); None without a current index."""
-    index = current_index(store, table)
+    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
+    index = IndexFile.open(index_path(store.path, table)) if dim else None
     if index is None:
         return None
-    at = index.positions(ids)
-    live = _live(store, table, list(at))
-    return {i: index.floats[p].tobytes() for i, p in at.items() if i in live}
+    try:
+        if index.dim != int(dim[0][0]) or index.header.get("table") != table or int(index.header["generation"]) != generation(store, table):
+            return None
+        at = index.positions(ids)
+        live = sorted(_live(store, table, list(at)))
+        rows = index.read_rows([at[i] for i in live])
+        return dict(zip(live, rows)) if rows is not None else None
+    finally:
+        index.close()
 
-
-def current_index(store: "SQLiteStore", table: str) -> Index | None:
-    """:func:`usable_index` for ``table`` at its recorded dimension; None without a current one.
-
-    A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
-    (``prefetch_vectors``): numpy's import and the files' mapping (≈ 100-200 ms of a big store's
-    retrieve, loaded 2-core machine) then overlap the worker instead of following its answer."""
-    dim = store.execute("SELECT dim FROM vector_spaces WHERE table_name = ?", (table,))
-    return usable_index(store, table, int(dim[0][0])) if dim else None
