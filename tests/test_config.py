@@ -121,6 +121,11 @@ def test_get_settings_is_parsed_once_per_environment(monkeypatch: pytest.MonkeyP
     assert get_settings() is first
     monkeypatch.setenv("CRIB_BUDGET", "900")
     assert get_settings() is not first and get_settings().budget == 900
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/nonexistent-crib-test")  # watched too (the user file)
+    second = get_settings()
+    assert second is not first and second.budget == 900
+    monkeypatch.delenv("CRIB_BUDGET")
+    assert get_settings().budget == 8000  # an unset variable counts as a change too
 
 
 def test_documented_table_matches_the_declarations() -> None:
