@@ -199,7 +199,7 @@ def time_commands(db: Path, runs: int) -> dict[str, Command]:
     return commands
 
 
-def time_writes(db: Path, per_type: int, vectors: str = "inline") -> dict[str, list[float]]:
+def time_writes(db: Path, per_type: int, vectors: str = "auto") -> dict[str, list[float]]:
     """Wall time of ``crib write --type T`` as fresh processes (``CRIB_WRITE_VECTORS=vectors``);
     each written entry is deleted after (once a background embedder is done with it)."""
     env = dict(os.environ, CRIB_DB=str(db.resolve()), CRIB_WRITE_VECTORS=vectors)
@@ -344,7 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", type=int, default=4096, help="memories embedded for real; the rest are replicas")
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
-    parser.add_argument("--write-vectors", default="inline", help="CRIB_WRITE_VECTORS for the timed writes: inline, background or both (comma list)")
+    parser.add_argument("--write-vectors", default="auto",
+                        help="CRIB_WRITE_VECTORS for the timed writes: auto (crib's default), inline or background; a comma list runs each")
     parser.add_argument("--recall", type=int, default=300, help="queries for recall@10 against exact k-NN (0: skip)")
     parser.add_argument("--import-entries", type=int, default=0, help="also time the import path on this many entries")
     parser.add_argument("--import-embed", type=int, default=2000,

@@ -132,7 +132,11 @@ class FactsMixin:
         if object_id is not None:
             sql += " AND object_id = ?"
             args.append(object_id)
-        return [(int(r[0]), int(r[1]), str(r[2])) for r in self.execute(sql, args)]
+        # ORDER BY the partial index's own order, so SQLite reads the current rows only: without
+        # it the planner took relations_subject and stepped through every closed relation of the
+        # pair (≈ 6 ms at 15,000 of them, growing with each import); returned by id, as before.
+        rows = self.execute(sql + " ORDER BY object_id, id", args)
+        return sorted((int(r[0]), int(r[1]), str(r[2])) for r in rows)
 
     def supersedes_any(self, relation_id: int) -> bool:
         return bool(self.execute("SELECT 1 FROM relations WHERE superseded_by = ? LIMIT 1", (relation_id,)))
