@@ -195,9 +195,10 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
 
 
 _memo: tuple[tuple[Any, ...], Settings] | None = None
-_watched: tuple[Any, ...] = ()
-"""The variables :func:`get_settings` compares (every setting's, then ``XDG_CONFIG_HOME``), listed
-once and encoded as ``os.environ`` stores them."""
+_watched: tuple[str, ...] = ()
+"""The variables :func:`get_settings` compares (every setting's, then ``XDG_CONFIG_HOME``), listed once."""
+_encoded: tuple[Any, ...] = ()
+"""...as ``os.environ`` keys them in its dict."""
 
 
 def _environment_key() -> tuple[Any, ...]:
@@ -206,13 +207,16 @@ def _environment_key() -> tuple[Any, ...]:
     cost ≈ 150 µs a call, a fifth of the import's CPU (``bench/scale.py --import-entries``,
     profiled); CPython's ``os.environ`` keeps them in a dict (``_data``, the one ``os.environ.get``
     reads), looked up here directly (≈ 3 µs)."""
-    global _watched
+    global _watched, _encoded
     if not _watched:
-        _watched = tuple(os.environ.encodekey(name) for name in (*(spec.var for _, spec in specs()), "XDG_CONFIG_HOME"))
-    data = getattr(os.environ, "_data", None)
-    if isinstance(data, dict):
-        return tuple(map(data.get, _watched))
-    return tuple(os.environ.get(os.environ.decodekey(name)) for name in _watched)  # another Python's os
+        _watched = (*(spec.var for _, spec in specs()), "XDG_CONFIG_HOME")
+    environ = os.environ
+    data, encode = getattr(environ, "_data", None), getattr(environ, "encodekey", None)
+    if isinstance(data, dict) and encode is not None:
+        if not _encoded:
+            _encoded = tuple(map(encode, _watched))
+        return tuple(map(data.get, _encoded))
+    return tuple(map(environ.get, _watched))  # another mapping in os.environ's place
 
 
 def get_settings() -> Settings:
