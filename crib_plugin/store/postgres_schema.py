@@ -5,13 +5,16 @@ what SQLite keeps in virtual tables PostgreSQL keeps in columns and indexes of `
 
 - ``fts``: a generated ``tsvector`` (content weight A, thread context C, type D) with a GIN index —
   the word index. The text is folded to letters, digits and spaces first (``valid_until`` →
-  ``valid until``), as FTS5's unicode61 tokenizer splits it, and stemmed by a snowball English
-  dictionary *without* a stop-word list (FTS5 indexes every word; crib drops stop words itself);
+  ``valid until``), as FTS5's unicode61 tokenizer splits it, and stemmed by Porter's algorithm
+  (snowball's ``porter``, as SQLite's porter tokenizer: crib's stems are the lexemes, migration 5)
+  *without* a stop-word list (FTS5 indexes every word; crib drops stop words itself);
 - ``content`` with a ``pg_trgm`` GIN index (``gin_trgm_ops``) for substrings and CJK runs, where
   the extension is available: the query is an ``ILIKE`` either way, so a server without pg_trgm
   answers the same, by a scan;
 - ``cjk_grams`` (unigrams, bigrams and glued words of CJK text, :mod:`.cjk`) and its generated
   ``simple`` ``tsvector`` with a GIN index: the CJK gram index.
+
+``entry_count`` holds the number of entries, kept by triggers (migration 6), as SQLite's does.
 
 Vectors live in one table per embedder identity (``vec_<slug>``, created on first use with an HNSW
 cosine index), named in ``vector_spaces``. Times stay ISO-8601 ``text`` (``COLLATE "C"``, so they
