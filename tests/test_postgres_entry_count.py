@@ -5,6 +5,9 @@ store that already holds entries."""
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from pg import pg_server, pg_url  # noqa: F401  (fixtures)
@@ -93,3 +96,21 @@ def test_an_upgraded_store_starts_from_its_real_count(pg_url: str) -> None:  # n
         assert _counted(store) == (8, 8)
     finally:
         store.close()
+
+
+def test_the_count_bench_leaves_an_older_store_as_found(pg_url: str) -> None:  # noqa: F811
+    store = open_postgres(pg_url)
+    try:
+        with store.transaction():
+            for i in range(3):
+                store.insert_entry("note", f"note {i}", T0, {})
+        store.execute("DROP TABLE entry_count; DROP FUNCTION crib_count_entries() CASCADE; UPDATE crib_schema SET version = 5")
+    finally:
+        store.close()
+    bench = Path(__file__).resolve().parents[1] / "bench" / "pg_count.py"
+    result = subprocess.run([sys.executable, str(bench), pg_url, "--runs", "1"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "schema version 5" in result.stdout and "[(3, 3)]" in result.stdout
+    assert "| kept by triggers (schema 6) |" in result.stdout
+    with open_postgres(pg_url, migrate=False) as store:
+        assert store.execute("SELECT to_regclass('entry_count')")[0][0] is None  # rolled back
