@@ -79,15 +79,17 @@ def test_concurrent_writers_leave_the_count_exact(pg_url: str) -> None:  # noqa:
         store.close()
 
 
-def test_an_upgraded_store_starts_from_its_real_count(pg_url: str) -> None:  # noqa: F811
-    store = open_postgres(pg_url)
-    try:
+def _older_store(url: str, entries: int) -> None:
+    """A store of schema version 5 (no kept count) holding ``entries`` entries."""
+    with open_postgres(url) as store:
         with store.transaction():
-            for i in range(7):
+            for i in range(entries):
                 store.insert_entry("decision", f"decision {i}: keep the runner on zsh", T0, {})
         store.execute("DROP TABLE entry_count; DROP FUNCTION crib_count_entries() CASCADE; UPDATE crib_schema SET version = 5")
-    finally:
-        store.close()
+
+
+def test_an_upgraded_store_starts_from_its_real_count(pg_url: str) -> None:  # noqa: F811
+    _older_store(pg_url, 7)
     store = open_postgres(pg_url)  # migrates to the latest version
     try:
         assert _counted(store) == (7, 7)
@@ -99,14 +101,7 @@ def test_an_upgraded_store_starts_from_its_real_count(pg_url: str) -> None:  # n
 
 
 def test_the_count_bench_leaves_an_older_store_as_found(pg_url: str) -> None:  # noqa: F811
-    store = open_postgres(pg_url)
-    try:
-        with store.transaction():
-            for i in range(3):
-                store.insert_entry("note", f"note {i}", T0, {})
-        store.execute("DROP TABLE entry_count; DROP FUNCTION crib_count_entries() CASCADE; UPDATE crib_schema SET version = 5")
-    finally:
-        store.close()
+    _older_store(pg_url, 3)
     bench = Path(__file__).resolve().parents[1] / "bench" / "pg_count.py"
     result = subprocess.run([sys.executable, str(bench), pg_url, "--runs", "1"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
