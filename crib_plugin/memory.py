@@ -21,8 +21,8 @@ from .output.render import CLASSIC, render_block
 from .output.retrieval_log import log_retrieval
 from .plugins.manager import get_plugin_manager, registry
 from .read import prefetch
+from .read.fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .read.prefetch import PrefetchedEmbedder
-from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .store import open_store, open_upgraded
 from .store.records import thread_of
 
@@ -306,6 +306,9 @@ class Memory:
         pointed: Iterable[int] = (),
     ) -> Retrieval:
         """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.read.selection.select`)."""
+        # deferred: the select stage (the relevance gate, the per-entry cut, pointers: 30 % of `import numpy` beside
+        # the SessionStart hook's modules, which never select); `crib retrieve` imports it after the prefetch fork
+        from .read.selection import select
         return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
