@@ -10,10 +10,12 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import warnings
 from typing import Any, Callable
 
 from ..core import errors
+from ..store.base_vectors import to_blob
 
 DEADLINE = 60.0
 """Seconds the parent waits for the child's answer before embedding in-process instead."""
@@ -48,9 +50,6 @@ def detach() -> None:
     of that pipe to close it: a worker stuck on a hanging Ollama must not keep the prompt waiting
     after the parent has given up and exited. ``alarm`` ends the child even then.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-    import signal
-
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -102,9 +101,6 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return
     try:
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-        from ..store.base_vectors import to_blob
-
         send({"blob": to_blob(embedder.embed_query(text))})
     except errors.CribError as exc:
         send({"embed_error": (type(exc).__name__, str(exc))})

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from ..core.dburl import ServerURL
 from ..core.errors import StoreError
+from .sqlite import open_store as open_sqlite
+from .sqlite import open_upgraded as open_sqlite_upgraded
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Store
@@ -58,9 +60,6 @@ def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: 
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_store(url, create=create, migrate=migrate, readonly=readonly)
         return store
-    # deferred: `crib mcp` start would import apsw up front (338 ms)
-    from .sqlite import open_store as open_sqlite  # the default backend, loaded when a store opens
-
     return open_sqlite(target, create=create, migrate=migrate, readonly=readonly)  # type: ignore[arg-type]
 
 
@@ -70,7 +69,4 @@ def open_upgraded(target: Path | str | ServerURL) -> Store:
     if url is not None:
         store: Store = _backend(scheme_of(url)).open_upgraded(url)
         return store
-    # deferred: `crib mcp` start would import apsw up front (489 ms)
-    from .sqlite import open_upgraded as open_sqlite_upgraded
-
     return open_sqlite_upgraded(target)  # type: ignore[arg-type]

@@ -11,7 +11,9 @@ from typing import Any, Mapping
 
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
+from ...plugins.type_registry import registered_types
 from ...scopes import global_db
+from ...text.scrub import strip_memory_blocks
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
@@ -73,9 +75,6 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
-    from ...text.scrub import strip_memory_blocks
-
     for line in reversed(data.decode("utf-8", "replace").splitlines()):
         try:
             record = json.loads(line)
@@ -152,9 +151,6 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from ...read.across import scope_key
 
     if not (db.exists() or global_db().exists()):
-        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
-        from ...plugins.type_registry import registered_types
-
         return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone

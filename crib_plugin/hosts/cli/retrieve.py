@@ -9,14 +9,12 @@ from __future__ import annotations
 import json
 import sys
 
+from ...core.limits import bound_prompt
 from .io import log_failure
 
 
 def prompt_from_input(raw: str) -> str:
     """Plain text, or Claude Code's hook JSON with a ``prompt`` field; bounded (:func:`bound_prompt`)."""
-    # deferred: the MessageDisplay hook would import it up front (<1 ms)
-    from ...core.limits import bound_prompt
-
     text = raw.strip()
     if text.startswith("{"):
         try:
