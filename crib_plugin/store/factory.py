@@ -29,6 +29,10 @@ BACKENDS: dict[str, str] = {
 }
 
 
+#: What to install when a backend's optional dependency is missing.
+INSTALL_HINTS = {"postgresql": "pip install 'crib-plugin[postgres]'", "postgres": "pip install 'crib-plugin[postgres]'"}
+
+
 def server_url(target: object) -> str | None:
     """The real URL when ``target`` names a store by URL (``scheme://…``), else ``None``."""
     if isinstance(target, ServerURL):
@@ -51,7 +55,8 @@ def _backend(scheme: str) -> ModuleType:
     try:
         return importlib.import_module(module_name)  # deferred: the backend a store URL names (psycopg for postgresql://)
     except ImportError as exc:
-        raise StoreError(f"the {scheme} store backend is not available: {exc}") from exc
+        hint = INSTALL_HINTS.get(scheme)
+        raise StoreError(f"the {scheme} store backend is not available: {exc}" + (f" ({hint})" if hint else "")) from exc
 
 
 def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: bool = True, readonly: bool = False) -> Store:
