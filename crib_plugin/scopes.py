@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+import platformdirs
+
 from .core.config import get_settings, global_db_override, load_settings
 from .core.errors import InputError
 from .core.repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
@@ -70,9 +72,6 @@ def user_data_dir(environ: Mapping[str, str] | None = None) -> Path:
         xdg = _env("XDG_DATA_HOME", environ)
         base = Path(xdg).expanduser() if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
         return base / "crib"
-    # deferred: the UserPromptSubmit hook would import it up front (6 ms)
-    import platformdirs
-
     return Path(platformdirs.user_data_dir("crib", appauthor=False))
 
 

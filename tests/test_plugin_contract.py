@@ -272,7 +272,7 @@ def test_crib_write_goes_through_on_store(db: Path, global_plugin: Any) -> None:
 
 
 def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hosts.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.retrieve import run_retrieve
 
     class Plugin:
         @hookimpl
@@ -290,7 +290,7 @@ def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, caps
 
 def test_crib_retrieve_reports_a_failure_of_cribs_on_prompt(db: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hosts.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.retrieve import run_retrieve
 
     with Memory(db) as memory:
         memory.write("Chose SQLite for storage.")

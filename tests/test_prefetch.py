@@ -100,7 +100,7 @@ def test_the_parent_never_imports_numpy(store: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from crib_plugin.hosts.cli.hotpath import run_retrieve
+        from crib_plugin.hosts.cli.retrieve import run_retrieve
         run_retrieve("the staging runner for backups and SQLite for storage")
         sys.stdout.flush()
         print("NUMPY" if "numpy" in sys.modules else "CLEAN", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
 from ...plugins.type_registry import registered_types
+from ...read.fusion import fit_budget
 from ...scopes import global_db
 from ...text.scrub import strip_memory_blocks
 from .fetch import fetch_model_in_background
@@ -109,7 +110,6 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     """
     # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
-    from ...read.fusion import fit_budget
     from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []

@@ -14,11 +14,6 @@ import os
 import sys
 from typing import Any, Sequence
 
-# Moved to leaf modules (so cli, claude and this module no longer import each other); the old
-# names stay importable from here.
-from .io import log_failure, read_stdin, read_stdin_text  # noqa: F401
-from .retrieve import prompt_from_input, run_retrieve  # noqa: F401
-
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: the per-prompt commands directly, everything else via click.
@@ -32,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if per_prompt and argv is None:
         gc.disable()  # a process of well under a second: collecting cycles would only cost time
     if args == ["retrieve"]:
-        run_retrieve(read_stdin())
+        run_entry(ENTRY_POINTS["retrieve"])
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
         fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit"))
@@ -41,10 +36,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     run_entry(ENTRY_POINTS["cli"], args)
 
 
-#: What each kind of command line runs (``module:function``): the two per-prompt hooks without
-#: click, and the click application for everything else. Each process imports only its own: the
+#: What each kind of command line runs (``module:function``): ``crib retrieve`` and the two
+#: per-prompt hooks without click, and the click application for everything else. Each process imports only its own: the
 #: MessageDisplay hook runs on every streamed batch of every answer and needs none of the others.
 ENTRY_POINTS: dict[str, str] = {
+    "retrieve": "crib_plugin.hosts.cli.retrieve:retrieve_stdin",
     "user-prompt-submit": "crib_plugin.hosts.claude.runner:run_hook",
     "message-display": "crib_plugin.hosts.display:run_message_display",
     "cli": "crib_plugin.hosts.cli.app:main",
@@ -55,7 +51,7 @@ def run_entry(target: str, *args: Any) -> Any:
     """Import the module of ``target`` (``module:function``) and call the function with ``args``."""
     module_name, _, attr = target.partition(":")
     # deferred: the entry-point table: the MessageDisplay hook would otherwise import the click
-    # application (50 ms, a third of `import numpy`, on a loaded machine) and the UserPromptSubmit handlers (17 ms)
+    # application (23 % of `import numpy`, loaded machine) and the UserPromptSubmit handlers (11 %)
     module = importlib.import_module(module_name)
     return getattr(module, attr)(*args)
 
