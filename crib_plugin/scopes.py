@@ -27,6 +27,7 @@ import platformdirs
 from .core.config import get_settings, global_db_override, load_settings
 from .core.errors import InputError
 from .core.repo import DB_NAME, repo_root, repo_store  # noqa: F401 - the leaf; importable from here too
+from .write.manage import list_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import Memory
@@ -102,9 +103,6 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
 def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
     stores are skipped. Newest first across scopes."""
-    # deferred: the SessionStart hook would import httpx up front (4139 ms)
-    from .write.manage import list_entries
-
     names = SCOPES if scope == "all" else (scope,)
     out: list[dict[str, Any]] = []
     for name in names:
