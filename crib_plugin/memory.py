@@ -18,7 +18,6 @@ from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 -
 from .models.base import embedder_key, l2_normalise
 from .output.block import produce_block
 from .output.render import CLASSIC, render_block
-from .output.retrieval_log import log_retrieval
 from .plugins.manager import get_plugin_manager, registry
 from .read import prefetch
 from .read.fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS  # noqa: F401 - DEFAULT_MAX_* importable from here too
@@ -136,9 +135,9 @@ class Memory:
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            # deferred: imported after the prefetch fork, overlapping the prompt's embedding (106 ms)
-            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
-            from .read.gate.relevance import term_weights
+            # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
+            # embeds rather than after its answer; the SessionStart hook never selects (see :meth:`select`)
+            from .read.selection import term_weights
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
@@ -323,6 +322,9 @@ class Memory:
                 channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
+            # deferred: only with CRIB_LOG set; it loads hashlib (its _hashlib extension), before the prefetch fork
+            # in `crib retrieve`, where every prompt would pay for it
+            from .output.retrieval_log import log_retrieval
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
 

@@ -15,7 +15,6 @@ import warnings
 from typing import Any, Callable
 
 from ..core import errors
-from ..store.base_vectors import to_blob
 
 DEADLINE = 60.0
 """Seconds the parent waits for the child's answer before embedding in-process instead."""
@@ -101,6 +100,10 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return
     try:
+        # deferred: the store package (apsw and the SQLite modules) would be imported before the fork by
+        # every process that imports the prefetch module; the worker needs only this function, after it
+        from ..store.base_vectors import to_blob
+
         send({"blob": to_blob(embedder.embed_query(text))})
     except errors.CribError as exc:
         send({"embed_error": (type(exc).__name__, str(exc))})

@@ -17,11 +17,11 @@ from ..write.supersede import attach_successors
 from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
 from .gate.evidence import judge
 from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
-from .gate.relevance import FLOOR_BELOW_GATE, close_if_irrelevant
+from .gate.relevance import FLOOR_BELOW_GATE, close_if_irrelevant, term_weights
 from .pointers import choose_pointers
 from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
-__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "select", "cut_per_entry"]
+__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "select", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for Memory.while_embedding
 
 
 def select(

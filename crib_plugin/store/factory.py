@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING
 
 from ..core.dburl import ServerURL
 from ..core.errors import StoreError
-from .sqlite import open_store as open_sqlite
-from .sqlite import open_upgraded as open_sqlite_upgraded
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Store
 
-#: URL scheme → the module of the backend that opens it.
+#: URL scheme → the module of the backend that opens it ("": a file path, the SQLite default).
 BACKENDS: dict[str, str] = {
+    "": "crib_plugin.store.sqlite",
     "postgresql": "crib_plugin.store.postgres",
     "postgres": "crib_plugin.store.postgres",
 }
@@ -51,9 +50,11 @@ def scheme_of(target: Path | str | ServerURL) -> str:
 def _backend(scheme: str) -> ModuleType:
     module_name = BACKENDS.get(scheme)
     if module_name is None:
-        raise StoreError(f"no crib store backend for {scheme}:// URLs (known: {', '.join(sorted(BACKENDS))})")
+        raise StoreError(f"no crib store backend for {scheme}:// URLs (known: {', '.join(sorted(b for b in BACKENDS if b))})")
     try:
-        return importlib.import_module(module_name)  # deferred: the backend a store URL names (psycopg for postgresql://)
+        # deferred: the store backend by URL: the SQLite default (apsw, sqlite-vec: 9 modules) is imported when a
+        # store opens, after `crib retrieve` forks its prefetch worker's embedding; postgresql:// loads psycopg
+        return importlib.import_module(module_name)
     except ImportError as exc:
         hint = INSTALL_HINTS.get(scheme)
         raise StoreError(f"the {scheme} store backend is not available: {exc}" + (f" ({hint})" if hint else "")) from exc
@@ -62,16 +63,12 @@ def _backend(scheme: str) -> ModuleType:
 def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: bool = True, readonly: bool = False) -> Store:
     """Open (by default create and migrate) the store ``target`` names, on its backend."""
     url = server_url(target)
-    if url is not None:
-        store: Store = _backend(scheme_of(url)).open_store(url, create=create, migrate=migrate, readonly=readonly)
-        return store
-    return open_sqlite(target, create=create, migrate=migrate, readonly=readonly)  # type: ignore[arg-type]
+    store: Store = _backend(scheme_of(target)).open_store(target if url is None else url, create=create, migrate=migrate, readonly=readonly)
+    return store
 
 
 def open_upgraded(target: Path | str | ServerURL) -> Store:
     """For an unattended reader (the hooks): a store on an older schema is migrated first."""
     url = server_url(target)
-    if url is not None:
-        store: Store = _backend(scheme_of(url)).open_upgraded(url)
-        return store
-    return open_sqlite_upgraded(target)  # type: ignore[arg-type]
+    store: Store = _backend(scheme_of(target)).open_upgraded(target if url is None else url)
+    return store

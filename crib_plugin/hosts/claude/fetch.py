@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from typing import Any
-
-from ...models.weights import WEIGHTS_FILE, model_dir
 
 
 def fetch_model_in_background(memory: Any) -> None:
@@ -17,8 +14,14 @@ def fetch_model_in_background(memory: Any) -> None:
     try:
         if memory.embedder_name() != "minilm":
             return
+        # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
+        from ...models.weights import WEIGHTS_FILE, model_dir
+
         if (model_dir() / WEIGHTS_FILE).exists():
             return
+        # deferred: the UserPromptSubmit hook would import it up front (3 ms)
+        import subprocess
+
         subprocess.Popen(
             [sys.executable, "-c", "from crib_plugin.models.weights import ensure_minilm; ensure_minilm()"],
             stdin=subprocess.DEVNULL,

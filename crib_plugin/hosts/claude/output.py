@@ -10,7 +10,6 @@ from typing import Any, Mapping
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
-from ...plugins.session import Session
 from .input import CLAUDE_CONTEXT_CAP, EVENT_NAMES, HOOK_BUDGET, HookError
 from .state import SessionState, prune_sessions, session_ttl_days
 
@@ -69,6 +68,9 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     crib's built-in ``on_prompt`` is left out because the hook does that retrieval itself, with the
     session's fact ids excluded too. A failing plugin contributes nothing.
     """
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
+    from ...plugins.session import Session
+
     pm = memory.pm
     builtin = pm.get_plugin("crib_plugin.plugins.default_plugins.hooks")
     caller = pm.subset_hook_caller("on_prompt", remove_plugins=[builtin] if builtin is not None else [])

@@ -7,8 +7,6 @@ from typing import Any
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
-from ...plugins.session import Session
-from ...read.prefetch import fork_for
 from ...scopes import global_db
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
@@ -20,6 +18,9 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
+    # deferred: the SessionStart hook would import it up front (21 ms)
+    from ...read.prefetch import fork_for
+
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
     try:
         return _user_prompt_submit(hook, db, state, worker)
@@ -33,6 +34,9 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
 
     Reads the project store and the global one (the global one alone while the project has none);
     the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
+    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
+    from ...plugins.session import Session
+
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with open_memory(db if scope == "project" else global_db()) as memory:
         give_up_at = None

@@ -11,7 +11,6 @@ from typing import Any, Mapping
 
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
-from ...plugins.type_registry import registered_types
 from ...read.fusion import fit_budget
 from ...scopes import global_db
 from ...text.scrub import strip_memory_blocks
@@ -151,6 +150,9 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from ...read.across import scope_key
 
     if not (db.exists() or global_db().exists()):
+        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
+        from ...plugins.type_registry import registered_types
+
         return HookResult(SESSION_START, memory_available(registered_types()))
     state = SessionState.for_session(db, hook.session_id).reset()
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from ...core.records import ChannelResult, Query
 from ...plugins.hookspecs import hookimpl
-from ...text.common_terms import retrieval_expression
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +85,10 @@ class FullTextChannel:
         found = terms(query.text)
         parts: list[Scored] = []
         if query.fts_expression:
+            # deferred: text.common_terms loads apsw (through text.words); this module is imported when the
+            # channel registers, before `crib retrieve` forks its prefetch worker, and this runs after
+            from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
+
             words = store.fts_search(retrieval_expression(store, query.text, query.fts_expression), limit)
             if words:
                 phrases, literals = boost_expression(found), literal_expression(found)
