@@ -104,7 +104,8 @@ def open_scope(scope: str = "project", *, create: bool = True, cwd: Path | None 
 def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     """:func:`list_entries` over one scope or both (``all``): each dict gains ``scope``; missing
     stores are skipped. Newest first across scopes."""
-    # deferred: the SessionStart hook would import httpx up front (4139 ms)
+    # deferred: write.manage loads the store (apsw), fact consolidation and redaction; the MessageDisplay hook
+    # imports this module (through claude.input) on every streamed batch and never lists entries
     from .write.manage import list_entries
 
     names = SCOPES if scope == "all" else (scope,)

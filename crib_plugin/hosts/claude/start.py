@@ -150,7 +150,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from ...read.across import scope_key
 
     if not (db.exists() or global_db().exists()):
-        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
+        # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: the type registry would add the plugin manager and pluggy
         from ...plugins.type_registry import registered_types
 
         return HookResult(SESSION_START, memory_available(registered_types()))
