@@ -50,8 +50,8 @@ def _through_worker(store: Any, table: str, query: bytes, k: int) -> list[tuple[
     """plan (main process) -> search_in_worker (the worker, here in-process) -> take (main)."""
     planned = store.plan_search_ahead(table)
     assert planned is not None
-    ranked = vector_index_ahead.search_in_worker([planned], query)[table]
-    return vector_index_ahead.take(store, table, query, k, planned, lambda vector: ranked if vector == query else None)
+    found = vector_index_ahead.search_in_worker([planned], query)[table]
+    return vector_index_ahead.take(store, table, query, k, planned, lambda vector: found if vector == query else None)
 
 
 def test_the_worker_s_ranking_is_the_in_process_search(indexed: tuple[Any, str]) -> None:
@@ -67,7 +67,7 @@ def test_store_search_takes_the_worker_s_ranking_once(indexed: tuple[Any, str]) 
     blob = _vectors(1, 4)[0].tobytes()
     planned = store.plan_search_ahead(table)
     calls: list[bytes] = []
-    store.search_ahead(table, planned, lambda vector: calls.append(vector) or [(1, 0.5), (2, 0.25)])
+    store.search_ahead(table, planned, lambda vector: calls.append(vector) or {"count": 512, "ranked": [(1, 0.5), (2, 0.25)]})
     assert store.vector_search(table, blob, 1) == [(1, 0.5)]  # what the worker said, as it ranked it
     assert calls == [blob]
     assert store.vector_search(table, blob, 10) == vector_index.search(store, table, blob, 10)  # used once
@@ -76,7 +76,7 @@ def test_store_search_takes_the_worker_s_ranking_once(indexed: tuple[Any, str]) 
 def test_a_stale_plan_is_never_used(indexed: tuple[Any, str]) -> None:
     store, table = indexed
     blob = _vectors(1, 5)[0].tobytes()
-    never = lambda vector: [(1, 0.0)]  # noqa: E731 - a ranking that must not be taken
+    never = lambda vector: {"count": 512, "ranked": [(1, 0.0)]}  # noqa: E731 - a ranking that must not be taken
 
     planned = store.plan_search_ahead(table)
     _put(store, table, 1, 6)  # written after the plan: the tail moved
@@ -99,10 +99,10 @@ def test_an_entry_deleted_after_the_plan_drops_out(indexed: tuple[Any, str]) -> 
     blob = _vectors(1, 8)[0].tobytes()
     nearest = vector_index.search(store, table, blob, 3)
     planned = store.plan_search_ahead(table)
-    ranked = vector_index_ahead.search_in_worker([planned], blob)[table]
+    found = vector_index_ahead.search_in_worker([planned], blob)[table]
     with store.transaction():
         store.delete_vector(table, nearest[0][0])
-    taken = vector_index_ahead.take(store, table, blob, 3, planned, lambda vector: ranked)
+    taken = vector_index_ahead.take(store, table, blob, 3, planned, lambda vector: found)
     assert taken is not None and nearest[0][0] not in [i for i, _ in taken]
     assert taken[:2] == nearest[1:]
 
@@ -173,7 +173,7 @@ def test_a_cold_retrieve_searches_the_index_in_the_worker(memory: Any, monkeypat
         taken = []
         real = vector_index_ahead.take
         vector_index_ahead.take = lambda *a: taken.append(real(*a)) or taken[-1]
-        from crib_plugin.hosts.cli.hotpath import run_retrieve
+        from crib_plugin.hosts.cli.retrieve import run_retrieve
         run_retrieve("which storage engine did we pick?")
         sys.stdout.flush()
         print("NUMPY" if "numpy" in sys.modules else "CLEAN", [t is not None for t in taken], file=sys.stderr)

@@ -39,6 +39,7 @@ import contextlib
 import os
 import pickle
 import select
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -247,9 +248,6 @@ class Worker:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
             if done == 0:  # still running: not needed, too slow, or on its way out
-                # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-                import signal
-
                 os.kill(pid, signal.SIGKILL)
                 unreaped.append(pid)
         except (ChildProcessError, ProcessLookupError, OSError):
@@ -305,9 +303,9 @@ class PrefetchedEmbedder:
         self._search_sent = self.worker.send_search(plans)
         return self._search_sent
 
-    def search_result(self, table: str, vector: bytes) -> list[tuple[int, float]] | None:
-        """The worker's ranking of ``table`` for ``vector`` — the prompt's, or None (also when the
-        worker did not answer in time or could not search: the store then searches itself)."""
+    def search_result(self, table: str, vector: bytes) -> dict[str, Any] | None:
+        """The worker's search of ``table`` for ``vector`` (the prompt's): its ranking and candidate
+        count; None when it did not answer in time or could not search (the store searches itself)."""
         if not self._search_sent:
             return None
         if self._searched is None:
@@ -322,8 +320,8 @@ class PrefetchedEmbedder:
             self.close()
         if vector != self._answer.get("blob"):
             return None
-        ranked = self._searched.get(table)
-        return ranked if isinstance(ranked, list) else None
+        found = self._searched.get(table)
+        return found if isinstance(found, dict) else None
 
     def close(self) -> None:
         """Stop waiting: close the pipes and reap the worker."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import warnings
 from typing import Any, Callable
 
@@ -52,9 +53,6 @@ def detach() -> None:
     of that pipe to close it: a worker stuck on a hanging Ollama must not keep the prompt waiting
     after the parent has given up and exited. ``alarm`` ends the child even then.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-    import signal
-
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -88,10 +86,13 @@ def _search_in_child(request: bytes, blob: bytes) -> dict[str, Any]:
     """The planned side-index searches for the prompt's vector ({} when they cannot run here:
     the parent then searches itself)."""
     try:
-        # deferred: only a worker whose parent has a side index to search needs it (<5 ms: apsw, json)
-        from ..store.vector_index_ahead import search_in_worker
-
-        return search_in_worker(pickle.loads(request), blob)
+        # Each plan names the function that runs it, by reference (as the embedder's factory
+        # travels): unpickling imports its module, here and only in a worker that has a search.
+        plans = pickle.loads(request)
+        out: dict[str, Any] = {}
+        for planned in plans:
+            out.update(planned["run"]([planned], blob))
+        return out
     except Exception:
         return {}
 
@@ -119,7 +120,8 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return None
     try:
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
+        # deferred: the store package (apsw and the SQLite modules) would be imported before the fork by
+        # every process that imports the prefetch module; the worker needs only this function, after it
         from ..store.base_vectors import to_blob
 
         blob = to_blob(embedder.embed_query(text))

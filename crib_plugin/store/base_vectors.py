@@ -62,7 +62,7 @@ class Vectors(Protocol):
         never called)."""
         ...
 
-    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], list[tuple[int, float]] | None]) -> None:
+    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], Any]) -> None:
         """Let the next :meth:`vector_search` of ``table`` use ``fetch(vector)`` — the worker's
         ranking for ``planned`` — when nothing it depends on has moved since; same results."""
         ...

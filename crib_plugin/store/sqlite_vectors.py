@@ -26,7 +26,7 @@ class VectorsMixin:
     if TYPE_CHECKING:  # provided by SQLiteStore
 
         _vectors_ahead: tuple[str, dict[int, bytes]]
-        _search_ahead: dict[str, tuple[dict[str, Any], Callable[[bytes], list[tuple[int, float]] | None]]]
+        _search_ahead: dict[str, tuple[dict[str, Any], Callable[[bytes], Any]]]
 
         def _forget_reads(self) -> None: ...
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -103,7 +103,7 @@ class VectorsMixin:
         when there is no current index to search (:func:`.vector_index_ahead.plan`; no numpy)."""
         return vector_index_ahead.plan(self, table)  # type: ignore[arg-type]  # a mixin of SQLiteStore
 
-    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], list[tuple[int, float]] | None]) -> None:
+    def search_ahead(self, table: str, planned: dict[str, Any], fetch: Callable[[bytes], Any]) -> None:
         """The next :meth:`vector_search` of ``table`` takes its ranking from ``fetch`` (the
         worker's answer for the vector it is given) when ``planned`` still holds."""
         self._search_ahead[table] = (planned, fetch)
