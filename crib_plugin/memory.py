@@ -134,12 +134,12 @@ class Memory:
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
-            # embeds rather than after its answer; the SessionStart hook never selects (see :meth:`select`)
-            from .read.selection import term_weights
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
             prefetch.search_ahead(self.store, self._embedder, tables)  # a side index's k-NN: run by the worker
+            # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
+            # embeds rather than after its answer; the SessionStart hook never selects (see :meth:`select`)
+            from .read.selection import term_weights
             term_weights(self, text)
             if len(tables) == 1:
                 self.store.prefetch_vectors(tables[0], entry_ids)
