@@ -56,7 +56,8 @@ MAYBE_MARGIN = CROWD_MARGIN
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
 SNIPPET_CHARS = 40
 """The first characters of a memory a pointer shows (cut back to a word boundary): enough to judge
-whether to read it, cheap enough that eight fit beside the entries."""
+whether to read it, cheap enough that eight fit beside the entries (48 gave coding dev blocks of
+259 tokens with eight slots, 40 gives 246; docs/benchmarks.md, seventh pass)."""
 POINTER_OVERHEAD = 36
 """Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] ``)."""
 HEADING_CHARS = 60
