@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..core.authorship import project_filter, readable
 from ..core.errors import CribError
-from ..core.records import Hit, Retrieval
+from ..core.records import ChannelHit, Hit, Retrieval
 from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
@@ -151,33 +151,47 @@ def choose_pointers(
     retrieval.pointers = chosen
 
 
+RANKINGS = ("vector", "fts")
+"""The channels whose own rankings the pointer tier takes in turn with the fused one: the vector
+channel reaches paraphrases the fusion ranks low, full text the exact words it ranks low (coding
+test: one prompt more than the fused and vector rankings alone, at the same eight slots)."""
+
+
 def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: set[int], depth: int) -> list[tuple[Hit, str]]:
-    """The fused and the vector channel's next ``depth`` candidates, in turn by rank (fused first),
-    each once, with why. A vector candidate the fusion ranked too carries its fused hit; one it left out (below
-    a floor) carries the score of the fused candidate at its rank, so two stores' pointers merge in
-    rank order (:func:`merge_pointers`)."""
-    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
-    ranked = sorted(vector.hits, key=lambda h: -h.score) if vector is not None else []
-    nearest = [h for h in ranked if h.entry_id not in skipped][:depth]
+    """The fused ranking's and each of :data:`RANKINGS`' first ``depth`` candidates, in turn — each
+    ranking's next memory not taken yet, fused first — each once, with why. A channel's candidate the fusion ranked too carries its
+    fused hit; one it left out (below a floor) carries the score of the fused candidate at its rank,
+    so two stores' pointers merge in rank order (:func:`merge_pointers`)."""
     known = {h.entry.id: h for h in fused}
-    missing = [h.entry_id for h in nearest if h.entry_id not in known]
+    own: list[tuple[str, list[ChannelHit]]] = []
+    for name in RANKINGS:
+        channel = next((c for c in retrieval.channels if c.channel == name and c.ran), None)
+        ranked = sorted(channel.hits, key=lambda h: -h.score) if channel is not None else []
+        own.append((name, [h for h in ranked if h.entry_id not in skipped][:depth]))
+    missing = list(dict.fromkeys(h.entry_id for _, hits in own for h in hits if h.entry_id not in known))
     entries = memory.store.get_entries(missing) if missing else {}
+    lists: list[list[tuple[Hit | None, str]]] = [[(h, f"fused rank {n + 1} after the entries") for n, h in enumerate(fused)]]
+    for name, hits in own:
+        column: list[tuple[Hit | None, str]] = []
+        for n, near in enumerate(hits):
+            floor_score = fused[min(n, len(fused) - 1)].score if fused else near.score
+            entry = known[near.entry_id].entry if near.entry_id in known else entries.get(near.entry_id)
+            hit = known.get(near.entry_id) or (Hit(entry, floor_score, {name: near}) if entry is not None else None)
+            score = f"cosine {near.score:.3f}" if name == "vector" else f"score {near.score:.3f}"
+            column.append((hit, f"{name} rank {n + 1} after the entries ({score})"))
+        lists.append(column)
     out: list[tuple[Hit, str]] = []
     seen: set[int] = set()
-    for rank in range(depth):
-        pair: list[tuple[Hit | None, str]] = []
-        if rank < len(fused):
-            pair.append((fused[rank], f"fused rank {rank + 1} after the entries"))
-        if rank < len(nearest):
-            near = nearest[rank]
-            floor_score = fused[min(rank, len(fused) - 1)].score if fused else near.score
-            entry = known[near.entry_id].entry if near.entry_id in known else entries.get(near.entry_id)
-            hit = known.get(near.entry_id) or (Hit(entry, floor_score, {"vector": near}) if entry is not None else None)
-            pair.append((hit, f"vector rank {rank + 1} after the entries (cosine {near.score:.3f})"))
-        for hit, why in pair:
-            if hit is not None and hit.entry.id not in seen:
-                seen.add(hit.entry.id)
-                out.append((hit, why))
+    cursors = [0] * len(lists)
+    while any(c < len(column) for c, column in zip(cursors, lists)):
+        for k, column in enumerate(lists):  # each ranking's next memory not taken yet, in turn
+            while cursors[k] < len(column):
+                hit, why = column[cursors[k]]
+                cursors[k] += 1
+                if hit is not None and hit.entry.id not in seen:
+                    seen.add(hit.entry.id)
+                    out.append((hit, why))
+                    break
     return out
 
 
