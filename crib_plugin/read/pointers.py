@@ -4,7 +4,7 @@ The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the
 clears it. The right memory is often just below it — the next few search hits hold it far more
 often than the block does — and the reader of the block is a strong model that can judge a short
 hint and look further. So below the full entries the block lists, as **pointers**, the next
-candidates of the fused and the vector rankings: id, date, type, scope and the first
+candidates of the fused, the vector and the full-text rankings: id, date, type, scope and the first
 :data:`SNIPPET_CHARS` characters cut at a word boundary, under a heading that says how to read the
 rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
 
@@ -14,8 +14,8 @@ Whether to point at all is decided for the prompt; to what, by rank alone:
   when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
   crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
   at the gate, here accepted from the floor up (the "maybe gate");
-* **the candidates**: the fused ranking and the vector channel's own ranking, in turn by rank,
-  each memory once, until :data:`MAX_POINTERS` — no score bar: the reader of the block judges a
+* **the candidates**: the fused ranking and the vector's and full text's own rankings
+  (:data:`RANKINGS`), in turn, each memory once, until :data:`MAX_POINTERS` — no score bar: the reader of the block judges a
   one-line hint better than a threshold on fused scores does.
 
 ``MAX_POINTERS`` and the snippet's length were chosen on the coding set's dev split and LoCoMo
@@ -115,8 +115,8 @@ def choose_pointers(
 ) -> None:
     """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
 
-    The candidates are the fused ranking and the vector channel's own ranking (neither shown in
-    full nor given to the session), taken by rank in turn — fused first — each memory once, until
+    The candidates are the fused ranking and the :data:`RANKINGS` channels' own rankings (none
+    shown in full nor given to the session), taken in turn — fused first — each memory once, until
     ``limit`` (:data:`MAX_POINTERS`), with no score bar: the prompt-level decision (the gate, else the maybe
     gate) says whether to point at all, the rank says to what.
 
