@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from crib_plugin.hosts.cli import main
+from crib_plugin.hosts.cli.app import main
 
 if __name__ == "__main__":
     main(["eval", *sys.argv[1:]])

@@ -105,8 +105,9 @@ def reader(index: int, env: dict[str, str], stop: threading.Event, tally: Tally,
 
 
 def stored_texts(db: Path | str) -> tuple[set[str], int, str]:
-    """Contents of the stored entries, their count, and PRAGMA integrity_check ("ok" on a server:
-    PostgreSQL checks its own constraints on every write)."""
+    """Contents of the stored entries, their count, and PRAGMA integrity_check (on a server, where
+    PostgreSQL checks its own constraints on every write: "ok" when the entry count its triggers
+    kept through the writers' races equals the entries found)."""
     from crib_plugin.core.dburl import is_server_url
 
     if is_server_url(db):
@@ -115,9 +116,10 @@ def stored_texts(db: Path | str) -> tuple[set[str], int, str]:
         store = open_store(str(db), readonly=True)
         try:
             contents = [entry.content for entry in store.iter_entries()]
+            kept = store.count_entries()
         finally:
             store.close()
-        return set(contents), len(contents), "ok"
+        return set(contents), len(contents), "ok" if kept == len(contents) else f"kept count {kept} != {len(contents)} entries"
     import apsw
 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)

@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .core.config import Settings, load_settings
 from .core.dburl import as_location
-from .core.errors import CribError, InputError, ModelError
-from .core.limits import check_entry
+from .core.errors import CribError, ModelError
 from .core.records import Entry, Hit, Retrieval, Triple
-from .core.timeutil import normalise_iso
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
+from .models.base import embedder_key, l2_normalise
+from .output.block import produce_block
 from .output.render import CLASSIC, render_block
 from .plugins.manager import get_plugin_manager, registry
-from .read.selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, select  # noqa: F401 - DEFAULT_MAX_* importable from here too
+from .read import prefetch
+from .read.fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS  # noqa: F401 - DEFAULT_MAX_* importable from here too
+from .read.prefetch import PrefetchedEmbedder
 from .store import open_store, open_upgraded
+from .store.records import thread_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.base import Store
@@ -70,8 +73,6 @@ class Memory:
 
     def close(self) -> None:
         if self._embedder is not None:
-            # deferred: the SessionStart hook would import it up front (21 ms)
-            from .read.prefetch import PrefetchedEmbedder
             if isinstance(self._embedder, PrefetchedEmbedder):
                 self._embedder.close()  # a worker that was never asked is stopped and reaped
         if self._store is not None:
@@ -107,8 +108,6 @@ class Memory:
         :func:`crib_plugin.prefetch.fork_for` before this Memory existed; ``give_up_at`` (a
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it."""
-        # deferred: the SessionStart hook would import it up front (22 ms)
-        from .read import prefetch
         if self._embedder is not None or not self._embedding_needed():
             if worker is not None:
                 worker.cancel()
@@ -133,14 +132,12 @@ class Memory:
         table is the store's only space for this embedder; with several (or none) there is
         nothing safe to read ahead, and the reranker reads what it needs itself.
         """
-        # deferred: the SessionStart hook would import it up front (29 ms)
-        from .read.prefetch import PrefetchedEmbedder
         if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
             return
         try:
-            # deferred: imported after the prefetch fork, overlapping the prompt's embedding (106 ms)
-            from .read import rerank  # noqa: F401 - imported now rather than after the vector arrives
-            from .read.gate.relevance import term_weights
+            # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
+            # embeds rather than after its answer; the SessionStart hook never selects (see :meth:`select`)
+            from .read.selection import term_weights
             term_weights(self, text)
             prefix = f"{self.embedder_name()}:"
             tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
@@ -160,8 +157,6 @@ class Memory:
         return self._embedder
 
     def embedder_key(self) -> str:
-        # deferred: `crib retrieve` on a CJK prompt would import it up front (<1 ms)
-        from .models.base import embedder_key
         return embedder_key(self.embedder())
 
     def vector_floor(self) -> float:
@@ -218,8 +213,6 @@ class Memory:
         except Exception as exc:  # model down or a plugin's bug: keep the entry, queue its vector
             notes.append(f"vector not stored (queued for `crib reindex`): {exc}")
             return None
-        # deferred: `crib retrieve` on a CJK prompt would import it up front (1 ms)
-        from .models.base import l2_normalise
         own = vectors[: len(contents)]
         for offset, index in enumerate(with_context):
             own[index] = l2_normalise(own[index] + vectors[len(contents) + offset])
@@ -244,12 +237,10 @@ class Memory:
         metadata) is not stored twice, nor the same text with another type or cue (its cue is
         updated): its id is returned and ``last_write.duplicate`` says so.
         """
-        # deferred: the UserPromptSubmit hook would import it up front (14 ms)
-        from .write.clean import parse_write
-        parsed = parse_write(text, type, self.registry.types or None)
-        meta = dict(metadata) if isinstance(metadata, dict) else (metadata or {})  # non-objects: refused below
-        item = NewEntry(parsed.content, parsed.type, created_at, meta)
-        reports = self.write_many([item], dedupe=dedupe, extract=extract, cleaned=True, same_text=dedupe)
+        # deferred: the write path (write.operations: the cleaning rules, write.path, maintenance, 19 % of
+        # `import numpy` in the SessionStart hook's process): the hooks and `crib retrieve` never write
+        from .write import operations
+        reports = operations.write(self, text, type, created_at, metadata, dedupe=dedupe, extract=extract)
         self.last_write = reports[0]
         return reports[0].entry_id
 
@@ -270,26 +261,13 @@ class Memory:
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
-        # deferred: the UserPromptSubmit hook would import it up front (309 ms)
-        from .write.clean import clean_content, validate_type, with_clean_cue
-        from .write.path import write_prepared
-        prepared: list[NewEntry] = []
-        for item in items:
-            if not cleaned:
-                check_entry(item.content)  # before the cleaning regexes run over it
-            content = item.content if cleaned else clean_content(item.content)
-            if not content:
-                raise InputError("nothing to write: the text is empty (after removing memory blocks)")
-            check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
-            metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
-            prepared.append(NewEntry(content, validate_type(item.type, self.registry.types or None), normalise_iso(item.created_at), metadata))
-        return write_prepared(self, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text,
-                              defer_vectors=defer_vectors)
+        # deferred: the write path, as in :meth:`write`
+        from .write import operations
+        return operations.write_many(self, items, dedupe=dedupe, extract=extract, cleaned=cleaned, on_progress=on_progress, audit=audit,
+                                     same_text=same_text, defer_vectors=defer_vectors)
 
     def previous_in_thread(self, items: Sequence[NewEntry]) -> list[str | None]:
         """For each new entry, the text of the entry it follows in its thread (store, then batch)."""
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (22 ms)
-        from .store.records import thread_of
         last: dict[str, str | None] = {}
         previous: list[str | None] = []
         for item in items:
@@ -327,6 +305,9 @@ class Memory:
         pointed: Iterable[int] = (),
     ) -> Retrieval:
         """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.read.selection.select`)."""
+        # deferred: the select stage (the relevance gate, the per-entry cut, pointers: 30 % of `import numpy` beside
+        # the SessionStart hook's modules, which never select); `crib retrieve` imports it after the prefetch fork
+        from .read.selection import select
         return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
@@ -341,7 +322,8 @@ class Memory:
                 channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
             )
         if self.settings.log_path is not None:
-            # deferred: the UserPromptSubmit hook would import it up front (13 ms)
+            # deferred: only with CRIB_LOG set; it loads hashlib (its _hashlib extension), before the prefetch fork
+            # in `crib retrieve`, where every prompt would pay for it
             from .output.retrieval_log import log_retrieval
             log_retrieval(self.settings.log_path, retrieval, block)
         return block
@@ -356,8 +338,6 @@ class Memory:
         channels: Sequence[str] | None = None,
     ) -> str:
         """The block for ``prompt`` (or ``""``): :func:`~crib_plugin.output.block.produce_block`, as every host."""
-        # deferred: `crib write` would import it up front (1 ms)
-        from .output.block import produce_block
         block, self.last_retrieval = produce_block(self, prompt, template=template, budget=budget, exclude=exclude, channels=channels)
         return block
 
@@ -366,18 +346,15 @@ class Memory:
     def forget(self, entry_id: int) -> bool:
         """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
         False if it did not exist."""
-        # deferred: the SessionStart hook would import httpx up front (2616 ms)
-        from .write.manage import forget
-        if not 0 < entry_id < 2**63:  # no SQLite rowid is outside this (and apsw would overflow)
-            return False
-
-        return bool(forget(self, [entry_id]))
+        # deferred: the write path, as in :meth:`write`
+        from .write import operations
+        return operations.forget(self, entry_id)
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
-        # deferred: the UserPromptSubmit hook would import it up front (256 ms)
-        from .write.maintenance import reindex
-        return reindex(self, embedder, on_progress)
+        # deferred: the write path, as in :meth:`write`
+        from .write import operations
+        return operations.reindex(self, embedder, on_progress)
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every entry as a JSON-ready dict (``id``, ``type``, ``content``, ``created_at``, ``metadata``)."""
@@ -389,9 +366,9 @@ class Memory:
         on_embed_progress: Callable[[int, int], None] | None = None,
     ) -> list[WriteReport]:
         """Validate every record, write them in batches, then embed them (:func:`crib_plugin.write.maintenance.import_records`)."""
-        # deferred: the UserPromptSubmit hook would import it up front (66 ms)
-        from .write.maintenance import import_records
-        return import_records(self, records, on_progress, on_embed_progress)
+        # deferred: the write path, as in :meth:`write`
+        from .write import operations
+        return operations.import_records(self, records, on_progress, on_embed_progress)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

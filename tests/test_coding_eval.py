@@ -212,9 +212,9 @@ def test_end_to_end_on_a_subset(subset: Path, tmp_path: Path) -> None:
 def test_cli_eval_set_coding(subset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from crib_plugin.hosts.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli.app import cli, load_plugin_commands
 
-    _load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
+    load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
 
     monkeypatch.setattr(coding, "DATA_DIR", subset)
     out = tmp_path / "out.json"
@@ -267,10 +267,10 @@ def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path:
     """`crib eval --set coding --judge-model M`: every prompt's block is the judge's (here: nothing)."""
     from click.testing import CliRunner
 
-    from crib_plugin.hosts.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli.app import cli, load_plugin_commands
     from crib_plugin.models.ollama.judge import JUDGE_SCHEMA
 
-    _load_plugin_commands()
+    load_plugin_commands()
     monkeypatch.setattr(coding, "DATA_DIR", subset)
     fake_ollama_env.add_model("qwen2.5:3b")
     fake_ollama_env.respond_with(lambda req: {"relevant": []})

@@ -131,14 +131,14 @@ def test_documented_table_matches_the_declarations() -> None:
 
 
 def test_describe_and_crib_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin.hosts.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli.app import cli, load_plugin_commands
 
     (tmp_path / ".crib.toml").write_text("budget = 6000\n", encoding="utf-8")
     monkeypatch.setenv("CRIB_RERANK", "mmr")
     rows = {r["variable"]: r for r in describe(load_settings())}
     assert rows["CRIB_BUDGET"]["source"] == "project file" and rows["CRIB_BUDGET"]["value"] == 6000
     assert rows["CRIB_RERANK"]["source"] == "env" and rows["CRIB_HOOK_TIMEOUT"]["source"] == "default"
-    _load_plugin_commands()
+    load_plugin_commands()
     result = CliRunner().invoke(cli, ["config", "--json"])
     assert result.exit_code == 0, result.output
     shown = {r["variable"]: r for r in json.loads(result.output)}

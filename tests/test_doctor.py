@@ -55,8 +55,8 @@ def test_ok_is_false_when_a_section_fails(db: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_crib_doctor_prints_json_and_exits_by_ok(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from crib_plugin.hosts.cli import cli
+    from crib_plugin.hosts.cli.app import cli
 
-    monkeypatch.setattr("crib_plugin.hosts.doctor.run_doctor", lambda: {"ok": False, "x": {"ok": False}})
+    monkeypatch.setattr("crib_plugin.hosts.cli.admin.run_doctor", lambda: {"ok": False, "x": {"ok": False}})
     result = CliRunner().invoke(cli, ["doctor"])
     assert result.exit_code == 1 and json.loads(result.output)["ok"] is False

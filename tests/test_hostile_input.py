@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from crib_plugin.core.errors import CribError
 from crib_plugin.core.limits import MAX_ENTRY_CHARS
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 
 BAD_UTF8 = b"caf\xe9 \xff\xfe \xc3\x28 ok"
 MILLION = 1_000_000

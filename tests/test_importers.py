@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from crib_plugin.core.errors import InputError
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 from crib_plugin.write.importers import detect_format, markdown_records, read_records, split_markdown
 
 DATA = Path(__file__).resolve().parent / "data"

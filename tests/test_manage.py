@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 from crib_plugin.write import manage
 
 SECRET_WORD = "zorblaxian"

@@ -197,9 +197,9 @@ def test_cli_eval_noanswer_without_locomo(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(noanswer, "CODING_MEMORY_FILE", memory_file)
     monkeypatch.setattr(noanswer, "NOANSWER_FILE", prompts_file)
     monkeypatch.setattr(noanswer, "CODING_QUERIES_FILE", queries_file)
-    from crib_plugin.hosts.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli.app import cli, load_plugin_commands
 
-    _load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
+    load_plugin_commands()  # `eval` is added through register_commands, as the `crib` command does
 
     out = tmp_path / "offenders.json"
     result = CliRunner().invoke(cli, ["eval-noanswer", "--no-locomo", "--json", str(out)])

@@ -44,9 +44,9 @@ def global_plugin() -> Iterator[Callable[[Any, str], Any]]:
 
 
 def cli_app() -> Any:
-    from crib_plugin.hosts.cli import _load_plugin_commands, cli
+    from crib_plugin.hosts.cli.app import cli, load_plugin_commands
 
-    _load_plugin_commands()
+    load_plugin_commands()
     return cli
 
 
@@ -231,7 +231,7 @@ def test_register_commands_adds_a_plugin_command_and_the_built_ins_use_it_too(gl
     app = cli_app()
     assert CliRunner().invoke(app, ["hello-plugin"]).output == "hello from a plugin\n"
     builtin = get_plugin_manager().get_plugin("crib_plugin.plugins.default_plugins.commands")
-    assert builtin is not None and {"config", "plugins"} <= set(app.commands)
+    assert builtin is not None and {"config", "plugins"} <= set(app.list_commands(click.Context(app)))
 
 
 def test_crib_plugins_lists_name_version_and_hooks(global_plugin: Any) -> None:
@@ -272,7 +272,7 @@ def test_crib_write_goes_through_on_store(db: Path, global_plugin: Any) -> None:
 
 
 def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hosts.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.retrieve import run_retrieve
 
     class Plugin:
         @hookimpl
@@ -290,7 +290,7 @@ def test_crib_retrieve_goes_through_on_prompt(db: Path, global_plugin: Any, caps
 
 def test_crib_retrieve_reports_a_failure_of_cribs_on_prompt(db: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from crib_plugin.hosts.cli.hotpath import run_retrieve
+    from crib_plugin.hosts.cli.retrieve import run_retrieve
 
     with Memory(db) as memory:
         memory.write("Chose SQLite for storage.")
@@ -400,13 +400,10 @@ def test_fusion_weight_gate_role_and_embedding_need_are_asked_of_the_channel(db:
 def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_may_replace_them(global_plugin: Any) -> None:
     import click
 
-    from crib_plugin.hosts import cli as cli_module
-    from crib_plugin.hosts.cli import registered  # noqa: F401 - cli_module.registered below
+    from crib_plugin.hosts.cli import app as cli_module
+    from crib_plugin.hosts.cli import calibration
 
-    for command in cli_module.REGISTERED_COMMANDS:
-        cli_module.cli.commands.pop(command.name or "", None)
-    core = set(cli_module.cli.commands)
-    assert not {"eval", "eval-noanswer", "calibrate"} & core  # not part of the core group
+    assert not {"eval", "eval-noanswer", "calibrate"} & set(cli_module.COMMANDS)  # not part of the core group
 
     class Plugin:
         @hookimpl
@@ -415,10 +412,12 @@ def test_the_built_in_eval_commands_come_through_register_commands_and_a_plugin_
             def mine() -> None:
                 click.echo("plugin calibrate")
 
+    cli_module.cli.commands.pop("calibrate", None)
     global_plugin(Plugin(), "calib")
     app = cli_app()
-    assert {"eval", "eval-noanswer"} <= set(app.commands)
+    ctx = click.Context(app)
+    assert {"eval", "eval-noanswer"} <= set(app.list_commands(ctx))
     assert CliRunner().invoke(app, ["calibrate"]).output == "plugin calibrate\n"  # the plugin went first
     app.commands.pop("calibrate")
     get_plugin_manager().unregister(name="calib")
-    assert cli_app().commands["calibrate"] is cli_module.registered.calibrate
+    assert cli_app().get_command(ctx, "calibrate") is calibration.calibrate

@@ -35,7 +35,7 @@ def test_fold_migration_is_quoted_safely() -> None:
 
 def test_upgrade_folds_rows_stored_before(pg_server: str) -> None:  # noqa: F811
     """A store made before migration 3 holds unfolded rows: the upgrade rebuilds the word index.
-    The template database is at the latest version: migrations 4 and 3 are taken back out."""
+    The template database is at the latest version: migrations 6 to 3 are taken back out."""
     from pg import drop_database, new_database
 
     from crib_plugin.store import postgres, postgres_schema
@@ -46,7 +46,11 @@ def test_upgrade_folds_rows_stored_before(pg_server: str) -> None:  # noqa: F811
         with open_postgres(url) as store:  # the template is migrated: go back to version 2's index
             with store.transaction():
                 entry = store.insert_entry("note", "Lunch at the café.", "2026-01-01T00:00:00Z", {})
+            store.execute("DROP TABLE entry_count; DROP FUNCTION crib_count_entries() CASCADE")  # before migration 6
             store.execute("ALTER TABLE entries DROP COLUMN fts")
+            store.execute("CREATE TEXT SEARCH DICTIONARY crib_stem (TEMPLATE = snowball, Language = english); "  # and 5
+                          "ALTER TEXT SEARCH CONFIGURATION crib_english ALTER MAPPING FOR asciiword, asciihword, "
+                          "hword_asciipart, word, hword, hword_part WITH crib_stem; DROP TEXT SEARCH DICTIONARY crib_porter")
             store.execute("CREATE OR REPLACE FUNCTION crib_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE "
                           "RETURN regexp_replace(t, '[^[:alnum:][:space:]]+', ' ', 'g')")
             store.execute(f"ALTER TABLE entries ADD COLUMN {postgres_schema.FTS_COLUMN}")
@@ -56,5 +60,6 @@ def test_upgrade_folds_rows_stored_before(pg_server: str) -> None:  # noqa: F811
         with open_postgres(url) as store:
             assert store.schema_version() == postgres.latest_pg_version() >= 3
             assert [i for i, _ in store.fts_search("cafe", 10)] == [entry]
+            assert store.term_document_frequency("lunch") == store.count_entries() == 1
     finally:
         drop_database(pg_server, url)

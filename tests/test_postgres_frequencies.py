@@ -63,7 +63,7 @@ def test_big_store_reads_common_words_from_statistics(filled: str, monkeypatch: 
     exact = open_postgres(filled)
     try:
         expected = exact.fts_search("notes OR zebrafish OR deploy", 50)
-        expected_df = {stem: exact.term_document_frequency(stem) for stem in ("note", "zebrafish", "deploy")}
+        expected_df = {stem: exact.term_document_frequency(stem) for stem in ("note", "zebrafish", "deploi")}
     finally:
         exact.close()
     monkeypatch.setattr(common_terms, "BIG_STORE", 100)
@@ -77,7 +77,7 @@ def test_big_store_reads_common_words_from_statistics(filled: str, monkeypatch: 
         assert not any("count(" in sql for sql in seen), seen  # the common word: no count at all
         assert store.term_document_frequency("zebrafish") == expected_df["zebrafish"] == 2
         assert any("LIMIT" in sql and "count(" in sql for sql in seen)  # the rare word: a bounded count
-        assert store.term_document_frequency("deploy") == expected_df["deploy"] == 50
+        assert store.term_document_frequency("deploi") == expected_df["deploi"] == 50  # crib's stem of "deploy"
         seen.clear()
         assert store.documents_up_to("notes", 10) == 10 and store.documents_up_to("notes", 1000) == 150
         assert not any("count(" in sql for sql in seen), seen
@@ -95,5 +95,7 @@ def test_estimates() -> None:
     assert stats.estimate("'releas'") == 200_000
     assert stats.estimate("'releas' <-> 'note'") == 50_000  # a phrase: no more than its rarest word
     assert stats.estimate("'releas' & 'zebrafish'") is None  # a word not listed is counted
-    assert stats.estimate("'releas' | 'note'") is None
+    assert stats.estimate("'releas' | 'note'") == 250_000  # a disjunction of lexemes: the sum
+    assert stats.estimate("'zebrafish' | 'zebrafishi'") is None  # none listed: counted
+    assert stats.estimate("('releas' | 'note') & 'deploy'") is None
     assert not TermStatistics(-1, {}).usable and not TermStatistics(1_000_000, {}).usable

@@ -19,7 +19,7 @@ import pytest
 from crib_plugin.core.config import load_settings
 from crib_plugin.core.errors import ConfigError, ModelError, ModelUnavailable
 from crib_plugin.memory import Memory
-from crib_plugin.plugins.default_plugins.models import _minilm
+from crib_plugin.plugins.default_plugins.models import EMBEDDERS
 from crib_plugin.read import prefetch
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prefetch worker needs os.fork")
@@ -100,7 +100,7 @@ def test_the_parent_never_imports_numpy(store: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from crib_plugin.hosts.cli.hotpath import run_retrieve
+        from crib_plugin.hosts.cli.retrieve import run_retrieve
         run_retrieve("the staging runner for backups and SQLite for storage")
         sys.stdout.flush()
         print("NUMPY" if "numpy" in sys.modules else "CLEAN", file=sys.stderr)
@@ -144,14 +144,14 @@ class DiesInWorker:
     def __call__(self) -> Any:
         if os.getpid() != self.parent:
             os._exit(3)
-        return _minilm()
+        return EMBEDDERS["minilm"]()
 
 
 class SlowInWorker(DiesInWorker):
     def __call__(self) -> Any:
         if os.getpid() != self.parent:
             time.sleep(30)
-        return _minilm()
+        return EMBEDDERS["minilm"]()
 
 
 class FailsToMake:
@@ -197,7 +197,7 @@ def test_a_worker_error_reads_as_the_in_process_error(store: Path, monkeypatch: 
 
 def test_a_factory_that_cannot_travel_runs_in_process(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     serial, _, m1 = _retrieve("what database did we choose?", "0", monkeypatch)
-    _swap_factory(monkeypatch, lambda: _minilm())  # a lambda does not pickle
+    _swap_factory(monkeypatch, lambda: EMBEDDERS["minilm"]())  # a lambda does not pickle
     parallel, started, m2 = _retrieve("what database did we choose?", "1", monkeypatch)
     with m1, m2:
         assert not started

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 from crib_plugin.hosts.progress import Progress
 
 
@@ -99,7 +99,7 @@ def test_the_per_prompt_path_never_imports_progress_or_tqdm(db: Path) -> None:
         memory.write("type=decision The cache lives in Redis")
     code = (
         "import sys, io; sys.stdin = io.StringIO('where does the cache live?');"
-        "from crib_plugin.hosts.cli.hotpath import run_retrieve; run_retrieve(sys.stdin.read());"
+        "from crib_plugin.hosts.cli.retrieve import run_retrieve; run_retrieve(sys.stdin.read());"
         "print('\\nLOADED', 'crib_plugin.hosts.progress' in sys.modules, 'tqdm' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ), check=False).stdout

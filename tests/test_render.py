@@ -78,9 +78,9 @@ def test_crib_scrub_streams_and_removes_blocks() -> None:
 
 def _fresh_render(entries: list[Entry], user_dir: Path, monkeypatch: "pytest.MonkeyPatch") -> str:
     """Render as a new process would: no environment cached in this one."""
-    from crib_plugin.output import render
+    from crib_plugin.output import jinja_env
 
-    monkeypatch.setattr(render, "_envs", {})
+    monkeypatch.setattr(jinja_env, "_envs", {})
     return render_block(entries, template="memory.md.j2", user_dir=user_dir)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 from crib_plugin.scopes import global_db, project_db, repo_root, stores_in_use, user_data_dir
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from crib_plugin.core.records import Entry
-from crib_plugin.hosts.cli import cli
+from crib_plugin.hosts.cli.app import cli
 from crib_plugin.output.render import render_block
 from crib_plugin.text import redact as redact_mod
 from crib_plugin.text.redact import detect as redact_detect

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crib_plugin.store import open_store, vector_index
+from crib_plugin.store import open_store, vector_codes, vector_index
 
 DIM = 64
 KEY = "fake:index-test:64"
@@ -40,7 +40,7 @@ def small_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """A store of a few hundred vectors counts as big, and every record is a candidate, so the
     indexed search must return exactly what the exact scan returns."""
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 100)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 10_000)
+    monkeypatch.setattr(vector_codes, "CANDIDATES", 10_000)
     monkeypatch.setattr(vector_index, "APPEND_AT", 8)
 
 
@@ -89,14 +89,14 @@ def test_a_lost_or_damaged_index_is_bypassed_then_rebuilt(tmp_path: Path, small_
         path.unlink()
     elif damage == "truncate":
         with open(path, "r+b") as handle:
-            handle.truncate(vector_index.HEADER + 100)
+            handle.truncate(vector_codes.HEADER + 100)
     elif damage == "garbage":
         path.write_bytes(b"\x00\xff not an index" * 50)
     elif damage == "vectors-lost":
-        vector_index.floats_path(path).unlink()
+        vector_codes.floats_path(path).unlink()
     elif damage == "vectors-of-another-build":
-        floats = vector_index.floats_path(path)
-        floats.write_bytes(b"1-2".ljust(vector_index.HEADER, b" ") + floats.read_bytes()[vector_index.HEADER:])
+        floats = vector_codes.floats_path(path)
+        floats.write_bytes(b"1-2".ljust(vector_codes.HEADER, b" ") + floats.read_bytes()[vector_codes.HEADER:])
     else:  # a valid index of another space copied over this one
         data = path.read_bytes().replace(table.encode(), b"vec_other_space_table"[: len(table)].ljust(len(table), b"x"))
         path.write_bytes(data)
@@ -173,7 +173,7 @@ def test_with_few_candidates_the_nearest_is_still_found(tmp_path: Path, monkeypa
     """The approximation itself: with 64 candidates out of 2,000, a slightly moved copy of a stored
     vector still finds it first."""
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 100)
-    monkeypatch.setattr(vector_index, "CANDIDATES", 64)
+    monkeypatch.setattr(vector_codes, "CANDIDATES", 64)
     db = tmp_path / "crib.db"
     table = _fill(db, 2000)
     store = open_store(db)
@@ -199,7 +199,7 @@ def test_stored_vectors_read_through_the_index_are_the_stored_ones(tmp_path: Pat
 def test_the_histogram_selection_takes_the_count_smallest_distances() -> None:
     import numpy as np
 
-    from crib_plugin.store.vector_index import nearest_by_histogram
+    from crib_plugin.store.vector_codes import nearest_by_histogram
 
     rng = np.random.default_rng(3)
     for count in (1, 7, 500, 4_999):
@@ -216,8 +216,8 @@ def test_reading_ahead_opens_the_index_the_search_then_uses(tmp_path: Path, smal
     db, table, store = _indexed(tmp_path)
     monkeypatch.setattr(vector_index, "_opened", {})  # as in a fresh process
     opened: list[Path] = []
-    real = vector_index.Index.open
-    monkeypatch.setattr(vector_index.Index, "open", lambda path: opened.append(path) or real(path))
+    real = vector_codes.Index.open
+    monkeypatch.setattr(vector_codes.Index, "open", lambda path: opened.append(path) or real(path))
     store.prefetch_vectors(table, [])
     assert opened == [vector_index.index_path(db, table)]
     query = _vectors(1, 7)[0].tobytes()

@@ -12,10 +12,13 @@ A leaf: reads only the process (user, host name, environment), never a store.
 
 from __future__ import annotations
 
+import getpass
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .repo import repo_root
 
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
 SESSION = os.urandom(6).hex()  # one per process (12 hex digits, as uuid4's first 12): an MCP server's lifetime is one agent session
@@ -30,9 +33,6 @@ def _machine() -> str:
 @lru_cache(maxsize=1)
 def _user_and_machine() -> tuple[str, str]:
     try:
-        # deferred: `crib mcp` start would import getpass up front (<1 ms)
-        import getpass
-
         user = getpass.getuser()
     except Exception:  # no login name (a container without /etc/passwd entry)
         user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
@@ -59,9 +59,6 @@ def project(cwd: Path | None = None) -> str:
 @lru_cache(maxsize=16)
 def _project_of(folder: str) -> str:
     """:func:`project` of an absolute folder (a store stamps every entry it inserts with it)."""
-    # deferred: `crib mcp` start would import it up front (<1 ms)
-    from .repo import repo_root
-
     root = repo_root(Path(folder)) or Path(folder)
     return root.name
 

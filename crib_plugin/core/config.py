@@ -65,6 +65,7 @@ from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is 
     text,
 )
 from .errors import ConfigError
+from .repo import repo_store
 
 # -- declarations -------------------------------------------------------------------------------
 
@@ -187,9 +188,6 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
             raise ConfigError(f"{spec.var}{origin} must be {exc}, got {raw!r}") from None
         sources[name] = where
     if "db" not in values:  # no CRIB_DB anywhere: the project store at the repository root
-        # deferred: `crib mcp` start would import it up front (<1 ms)
-        from .repo import repo_store
-
         values["db"] = repo_store()
     return Settings(**values, sources=sources)
 

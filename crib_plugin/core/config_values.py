@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from .dburl import as_location
 from .errors import InputError
+from .isotime import parse_iso
 
 DEFAULT_DB = Path(".state") / "crib" / "crib.db"
 DEFAULT_BUDGET = 8000
@@ -119,9 +120,6 @@ def parse_channels(value: str | None) -> list[str] | None:
 
 def iso_moment(raw: str) -> str:
     """An ISO 8601 date or time, kept as written (``CRIB_NOW``)."""
-    # deferred: `crib mcp` start would import it up front (1 ms)
-    from .isotime import parse_iso
-
     try:
         parse_iso(raw)
     except InputError:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .config import DEFAULT_DB, setting_value
+from .timeutil import now_iso
+
 
 def log_failure(context: str, exc: BaseException) -> None:
     """Record a fail-open failure in ``crib.log`` beside the database (never stdout)."""
     try:
-        # deferred: the MessageDisplay hook would import it up front (115 ms)
-        from .config import DEFAULT_DB, setting_value
-        from .timeutil import now_iso
-
         path = Path(setting_value("error_log") or Path(setting_value("db", DEFAULT_DB)).parent / "crib.log")
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:

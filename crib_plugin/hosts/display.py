@@ -30,7 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.config import cache_dir
 from ..core.faillog import log_failure
+from ..core.stale_files import prune_older_than
+from ..text.scrub import Scrubber, scrub_text
+from .claude.input import HookInput, resolve_db
+from .claude.state import sanitise_session_id, sessions_dir
 
 EVENT = "MessageDisplay"
 STATE_MAX_AGE_SECONDS = 86_400.0
@@ -65,32 +70,19 @@ def parse_batch(raw: str) -> DisplayBatch | None:
 
 def state_dir(batch: DisplayBatch, environ: Any = None) -> Path:
     """Where partial-tag state is kept (see the module docstring)."""
-    # deferred: the MessageDisplay hook would import it up front (145 ms)
-    from .claude.input import HookInput, resolve_db
-    from .claude.state import sessions_dir
-
     db = resolve_db(HookInput(event="message-display", cwd=batch.cwd), environ)
     folder = sessions_dir(db)
     if folder.parent.is_dir():
         return folder / "display"
-    # deferred: the MessageDisplay hook would import it up front (43 ms)
-    from ..core.config import cache_dir
-
     return cache_dir() / "display"
 
 
 def state_file(folder: Path, batch: DisplayBatch) -> Path:
-    # deferred: the MessageDisplay hook would import it up front (137 ms)
-    from .claude.state import sanitise_session_id
-
     session = sanitise_session_id(batch.session_id) or "nosession"
     return folder / f"{session}--{sanitise_session_id(batch.message_id)}.json"
 
 
 def _load(path: Path) -> Any:
-    # deferred: the MessageDisplay hook would import it up front (2 ms)
-    from ..text.scrub import Scrubber
-
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
         return Scrubber.from_state(state)
@@ -122,18 +114,12 @@ def _unlink(path: Path) -> None:
 
 def prune(folder: Path, max_age: float = STATE_MAX_AGE_SECONDS, *, now: float | None = None) -> int:
     """Delete state files of streams that never sent their ``final`` batch."""
-    # deferred: the MessageDisplay hook would import it up front (<1 ms)
-    from ..core.stale_files import prune_older_than
-
     return prune_older_than(folder, max_age, now=now)
 
 
 def scrub_batch(batch: DisplayBatch, folder: Path) -> str | None:
     """What to show for this batch: the scrubbed text, or None to leave the batch unchanged."""
     if not batch.message_id:  # no way to carry state: scrub the batch on its own
-        # deferred: the MessageDisplay hook would import it up front (26 ms)
-        from ..text.scrub import scrub_text
-
         out = scrub_text(batch.delta)
         return None if out == batch.delta else out
     path = state_file(folder, batch)

@@ -15,6 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+try:  # the file lock: fcntl on POSIX, msvcrt on Windows
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
+
 
 @contextlib.contextmanager
 def staging_dir(target: Path) -> Iterator[Path]:
@@ -74,15 +80,10 @@ def exclusive_lock(target: Path) -> Iterator[None]:
 def _acquire(handle: IO[bytes]) -> None:
     """Block until the file lock is held (fcntl on POSIX, msvcrt on Windows)."""
     try:
-        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except ImportError:  # pragma: no cover - Windows
-        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
-        import msvcrt
-
-        handle.seek(0)
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            return
+        handle.seek(0)  # pragma: no cover - Windows
         while True:
             try:
                 msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
@@ -96,15 +97,10 @@ def _acquire(handle: IO[bytes]) -> None:
 def _release(handle: IO[bytes]) -> None:
     """Release the lock taken by :func:`_acquire`."""
     try:
-        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    except ImportError:  # pragma: no cover - Windows
-        # deferred: platform-specific (POSIX fcntl / Windows msvcrt)
-        import msvcrt
-
-        handle.seek(0)
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return
+        handle.seek(0)  # pragma: no cover - Windows
         with contextlib.suppress(OSError):
             msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
     except OSError:

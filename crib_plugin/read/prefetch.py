@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 import pickle
 import select
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -215,9 +216,6 @@ class Worker:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
             if done == 0:  # still running: not needed, too slow, or on its way out
-                # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-                import signal
-
                 os.kill(pid, signal.SIGKILL)
                 unreaped.append(pid)
         except (ChildProcessError, ProcessLookupError, OSError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import warnings
 from typing import Any, Callable
 
@@ -48,9 +49,6 @@ def detach() -> None:
     of that pipe to close it: a worker stuck on a hanging Ollama must not keep the prompt waiting
     after the parent has given up and exited. ``alarm`` ends the child even then.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-    import signal
-
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -102,7 +100,8 @@ def _embed_in_child(factory: Callable[[], Any], text: str, send: Callable[[dict[
         send({"fallback": True})
         return
     try:
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
+        # deferred: the store package (apsw and the SQLite modules) would be imported before the fork by
+        # every process that imports the prefetch module; the worker needs only this function, after it
         from ..store.base_vectors import to_blob
 
         send({"blob": to_blob(embedder.embed_query(text))})

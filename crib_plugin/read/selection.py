@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..core.deadline import capped
 from ..core.errors import CribError
 from ..core.records import Retrieval
-from .fusion import fit_budget, item_cost
+from ..write.supersede import attach_successors
+from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
+from .gate.evidence import judge
+from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
+from .gate.relevance import FLOOR_BELOW_GATE, close_if_irrelevant, term_weights
+from .pointers import choose_pointers
+from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
-DEFAULT_MAX_ITEMS = 10
-DEFAULT_MAX_FACTS = 10
+__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "select", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for Memory.while_embedding
 
 
 def select(
@@ -34,10 +40,6 @@ def select(
     below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
     session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (209 ms)
-    from ..core.deadline import capped
-    from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
-    from .gate.relevance import close_if_irrelevant
     budget = budget or memory.settings.budget
     judge = configured_judge(memory, retrieval) if per_entry else None
     pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
@@ -55,8 +57,6 @@ def select(
             retrieval.dropped.append((hit.entry.id, "already injected this session"))
     facts = retrieval.facts[:DEFAULT_MAX_FACTS]
     fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (113 ms)
-    from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
     retrieval.hits = candidates
     candidates = rerank_candidates(memory, retrieval, budget, max_items, overhead=300 + fact_cost)
     kept, dropped = fit_budget(
@@ -66,12 +66,8 @@ def select(
         retrieval.dropped.append((candidates[index].entry.id, "budget"))
     retrieval.hits = [candidates[i] for i in kept]
     retrieval.facts = facts
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (24 ms)
-    from ..write.supersede import attach_successors
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
     if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (187 ms)
-        from .pointers import choose_pointers
         used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in retrieval.hits)
         choose_pointers(memory, retrieval, fused, skip=excluded | set(pointed), budget=budget, used=used)
     return retrieval
@@ -79,10 +75,6 @@ def select(
 
 def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
     """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
-    # deferred: `crib retrieve` when nothing is shown would import it up front (148 ms); imported after the prefetch
-    #   fork, overlapping the prompt's embedding (193 ms)
-    from .gate.evidence import judge
-    from .gate.relevance import FLOOR_BELOW_GATE
     gate = decision.vector_gate
     floor = None
     if gate is not None:

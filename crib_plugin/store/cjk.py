@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol, Sequence
 
+from ..text.cjk import CJK_RUN_RE, glued_words, normalise_cjk
+
 TABLE = "entries_cjk"
 
 # Migration 3. Each token is one gram, so ``remove_diacritics 0``: grams are compared as written.
@@ -49,9 +51,6 @@ def document_grams(text: str) -> str:
     ``""`` when the text holds no CJK (such an entry gets no row). Repeated grams stay repeated:
     BM25 counts term frequency.
     """
-    # deferred: the SessionStart hook would import it up front (<1 ms)
-    from ..text.cjk import CJK_RUN_RE, glued_words, normalise_cjk  # here: opening a store stays cheap
-
     tokens: list[str] = []
     for run in CJK_RUN_RE.findall(normalise_cjk(text)):
         tokens.extend(run)

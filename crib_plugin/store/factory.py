@@ -20,11 +20,16 @@ from ..core.errors import StoreError
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Store
 
-#: URL scheme → the module of the backend that opens it.
+#: URL scheme → the module of the backend that opens it ("": a file path, the SQLite default).
 BACKENDS: dict[str, str] = {
+    "": "crib_plugin.store.sqlite",
     "postgresql": "crib_plugin.store.postgres",
     "postgres": "crib_plugin.store.postgres",
 }
+
+
+#: What to install when a backend's optional dependency is missing.
+INSTALL_HINTS = {"postgresql": "pip install 'crib-plugin[postgres]'", "postgres": "pip install 'crib-plugin[postgres]'"}
 
 
 def server_url(target: object) -> str | None:
@@ -45,32 +50,25 @@ def scheme_of(target: Path | str | ServerURL) -> str:
 def _backend(scheme: str) -> ModuleType:
     module_name = BACKENDS.get(scheme)
     if module_name is None:
-        raise StoreError(f"no crib store backend for {scheme}:// URLs (known: {', '.join(sorted(BACKENDS))})")
+        raise StoreError(f"no crib store backend for {scheme}:// URLs (known: {', '.join(sorted(b for b in BACKENDS if b))})")
     try:
-        return importlib.import_module(module_name)  # deferred: the backend a store URL names (psycopg for postgresql://)
+        # deferred: the store backend by URL: the SQLite default (apsw, sqlite-vec: 9 modules) is imported when a
+        # store opens, after `crib retrieve` forks its prefetch worker's embedding; postgresql:// loads psycopg
+        return importlib.import_module(module_name)
     except ImportError as exc:
-        raise StoreError(f"the {scheme} store backend is not available: {exc}") from exc
+        hint = INSTALL_HINTS.get(scheme)
+        raise StoreError(f"the {scheme} store backend is not available: {exc}" + (f" ({hint})" if hint else "")) from exc
 
 
 def open_store(target: Path | str | ServerURL, *, create: bool = True, migrate: bool = True, readonly: bool = False) -> Store:
     """Open (by default create and migrate) the store ``target`` names, on its backend."""
     url = server_url(target)
-    if url is not None:
-        store: Store = _backend(scheme_of(url)).open_store(url, create=create, migrate=migrate, readonly=readonly)
-        return store
-    # deferred: `crib mcp` start would import apsw up front (338 ms)
-    from .sqlite import open_store as open_sqlite  # the default backend, loaded when a store opens
-
-    return open_sqlite(target, create=create, migrate=migrate, readonly=readonly)  # type: ignore[arg-type]
+    store: Store = _backend(scheme_of(target)).open_store(target if url is None else url, create=create, migrate=migrate, readonly=readonly)
+    return store
 
 
 def open_upgraded(target: Path | str | ServerURL) -> Store:
     """For an unattended reader (the hooks): a store on an older schema is migrated first."""
     url = server_url(target)
-    if url is not None:
-        store: Store = _backend(scheme_of(url)).open_upgraded(url)
-        return store
-    # deferred: `crib mcp` start would import apsw up front (489 ms)
-    from .sqlite import open_upgraded as open_sqlite_upgraded
-
-    return open_sqlite_upgraded(target)  # type: ignore[arg-type]
+    store: Store = _backend(scheme_of(target)).open_upgraded(target if url is None else url)
+    return store

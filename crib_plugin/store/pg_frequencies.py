@@ -67,10 +67,16 @@ class TermStatistics:
     def estimate(self, query_text: str) -> int | None:
         """The document frequency of a ``tsquery`` (its text form) when all its lexemes are common:
         the least common one's (an AND or a phrase matches no more entries than its rarest word).
-        None when one is not listed (rare: count it) or the query is not a plain conjunction."""
+        None when one is not listed (rare: count it) or the query is not a plain conjunction —
+        except a plain disjunction of lexemes (one of crib's stems standing for two of the index's
+        lexemes, ``'technolog' | 'technologi'``): the sum of the listed ones' counts, the others
+        being rarer than :attr:`rare_bound`; None when none is listed."""
+        lexemes = [m.replace("''", "'") for m in LEXEME.findall(query_text)]
+        if "|" in query_text and not any(op in query_text for op in "&!<"):
+            listed = [self.shares[lexeme] for lexeme in lexemes if lexeme in self.shares]
+            return min(round(self.rows), max(1, round(sum(listed) * self.rows))) if listed else None
         if "|" in query_text or "!" in query_text:
             return None
-        lexemes = [m.replace("''", "'") for m in LEXEME.findall(query_text)]
         if not lexemes or any(lexeme not in self.shares for lexeme in lexemes):
             return None
         return max(1, round(min(self.shares[lexeme] for lexeme in lexemes) * self.rows))

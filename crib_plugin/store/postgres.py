@@ -33,6 +33,10 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg_pool import ConnectionPool
+
 from ..core.dburl import ServerURL, mask_url
 from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
 from .pooling import pooling
@@ -54,10 +58,6 @@ def pg_sql(sql: str) -> str:
 
 def pg_error(exc: BaseException, url: str, doing: str = "") -> StoreError:
     """One clear :class:`StoreError` subclass for a psycopg error (the URL shown masked)."""
-    # deferred: optional dependency used by the postgres extra (1578 ms)
-    import psycopg
-    from psycopg import errors as pgerrors
-
     where = f" ({doing})" if doing else ""
     shown = mask_url(url)
     message = str(exc).replace(url, shown).strip()
@@ -117,9 +117,6 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
     def transaction(self) -> Iterator[None]:
         """One short transaction (commit on success, roll back on any exception); nested calls
         are savepoints. A read-only store refuses before anything is sent."""
-        # deferred: optional dependency used by the postgres extra (1441 ms)
-        import psycopg
-
         if self.readonly:
             raise StoreReadOnly(f"{self.path} was opened read-only")
         self._depth += 1
@@ -136,9 +133,6 @@ class PostgresStore(PgEntriesMixin, PgFullTextMixin, PgVectorsMixin, QueueMixin,
 
     def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (``?`` placeholders) and return its rows; errors become StoreError."""
-        # deferred: optional dependency used by the postgres extra (1441 ms)
-        import psycopg
-
         try:
             if not bindings:  # sent as written (a migration's several statements go in one call)
                 cursor = self.conn.execute(sql)
@@ -271,9 +265,6 @@ def _pool(url: str, readonly: bool) -> Any:
     authentication round trips each time."""
     key = (url, readonly)
     if key not in _POOLS:
-        # deferred: optional dependency used by the postgres extra (1297 ms)
-        from psycopg_pool import ConnectionPool
-
         def configure(conn: Any) -> None:
             if readonly:
                 conn.execute("SET default_transaction_read_only = on")
@@ -288,12 +279,7 @@ def _pool(url: str, readonly: bool) -> Any:
 
 def connect(url: str, readonly: bool = False) -> Any:
     """A psycopg connection in autocommit (read-only sessions for readers); StoreError when the
-    driver is missing or the server does not answer."""
-    try:
-        # deferred: optional, falls back when missing (1441 ms)
-        import psycopg
-    except ImportError:
-        raise StoreError("a postgresql:// store needs psycopg: pip install 'crib-plugin[postgres]'") from None
+    server does not answer (a missing driver is reported by :func:`crib_plugin.store.open_store`)."""
     extra: dict[str, Any] = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
     try:
         conn = psycopg.connect(url, autocommit=True, application_name="crib", **extra)

@@ -35,6 +35,23 @@ RANK_NORMALISATION = 1  # ts_rank: divide by 1 + log(document length)
 EF_SEARCH_FLOOR = 100  # HNSW candidates per search (pgvector's default 40 would cut a k of 60 short)
 
 
+def stem_lexemes(stem: str) -> list[str]:
+    """The index's lexemes for one of crib's stems. Both are Porter's algorithm, but SQLite's porter
+    (crib's) takes two departures from the original that snowball's (the index's) does not: -logi →
+    -log and -bli → -ble, so "technology" and "possibly" are crib's ``technolog`` and ``possibl`` and
+    the index's ``technologi`` and ``possibli``; crib's stem stands for both lexemes. (One more
+    departure is left: SQLite's porter leaves words under three letters alone, the index's does not —
+    the word "us" is the lexeme ``u``, so ``us``, the stem of "use", counts "use" but not "us", a stop
+    word crib never asks about.)"""
+    lexeme = stem.lower()
+    return [lexeme, lexeme + "i"] if lexeme.endswith(("log", "bl")) else [lexeme]
+
+
+def tsquery_lexeme(lexeme: str) -> str:
+    """One lexeme as ``tsquery`` input (quoted, so it is taken as it is, not parsed or stemmed)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def _floats(blob: bytes) -> str:
     """A float32 blob as pgvector's text form; floats print exactly (repr round-trips)."""
     values = struct.unpack(f"<{len(blob) // 4}f", blob)
@@ -48,7 +65,7 @@ def _blob(values: Sequence[float]) -> bytes:
 class PgEntriesMixin(EntriesMixin):
     """Entry rows on PostgreSQL: the shared statements, plus what differs from SQLite."""
 
-    COUNT_SQL = "SELECT count(*) FROM entries"  # no kept count (SQLite's migration 5) here
+    COUNT_SQL = "SELECT coalesce(sum(n), 0) FROM entry_count"  # kept by triggers (migration 6)
 
     if TYPE_CHECKING:  # provided by PostgresStore
 
@@ -147,10 +164,13 @@ class PgFullTextMixin(PgFrequencyMixin):
         return [(int(r[0]), max(float(r[1]), 1e-9)) for r in rows]
 
     def term_document_frequency(self, stem: str) -> int:
-        """Exact on a small store; from the planner's statistics on a big one (:mod:`.pg_frequencies`)."""
+        """How many entries hold crib's stem ``stem``, looked up as the index's lexeme(s) — never
+        stemmed again (``to_tsquery`` would turn ``releas`` into ``relea``). Exact on a small store;
+        from the planner's statistics on a big one (:mod:`.pg_frequencies`)."""
         if not stem:
             return 0
-        return self.document_frequencies([("phraseto_tsquery('crib_english', crib_fold(?))", [stem])])[1][0]
+        query = " | ".join(tsquery_lexeme(lexeme) for lexeme in stem_lexemes(stem))
+        return self.document_frequencies([("?::tsquery", [query])])[1][0]
 
     def documents_up_to(self, text: str, limit: int) -> int:
         if not text.strip() or limit <= 0:

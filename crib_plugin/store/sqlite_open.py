@@ -9,6 +9,7 @@ class and :func:`~crib_plugin.store.sqlite.open_store` build on these.
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,6 @@ def sqlite_capabilities() -> dict[str, Any]:
             info["sqlite_vec_error"] = str(exc)
     finally:
         conn.close()
-    import sqlite3  # deferred: 2 ms, stdlib, only to report the trap crib avoids
 
     info["stdlib_sqlite3_can_load_extensions"] = hasattr(sqlite3.Connection, "enable_load_extension")
     return info

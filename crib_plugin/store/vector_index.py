@@ -34,15 +34,16 @@ codes; ``bench/scale.py --recall`` measures recall@10 against the exact scan.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import apsw
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .vector_codes import Index
 
 
 class SQLiteStore(Protocol):
@@ -58,27 +59,17 @@ class SQLiteStore(Protocol):
     def exact_vector_search(self, table: str, vector: bytes, k: int) -> list[tuple[int, float]]: ...
     def point_vectors(self, table: str, ids: Sequence[int]) -> dict[int, bytes]: ...
 
+
 MIN_VECTORS = 50_000
 """Below this many vectors the exact scan is already fast (≈ 25 ms) and no index is kept."""
-CANDIDATES = 512
-"""Records taken by Hamming distance and rescored exactly (recall, ``bench/scale.py --recall``)."""
-PER_CANDIDATE = 400
-"""...and at least one candidate per this many vectors (2,500 at 10⁶): ``bench/scale.py --recall``
-measured recall@10 99.1 % at 10⁵ but 84.9 % at 10⁶ with 512 alone."""
 APPEND_AT = 16
 """Tail length at which a writer appends the tail to the files."""
 TAIL_MAX = 512
 """A longer tail is not searched through the index (the file is overdue for a refresh): exact scan."""
-HEADER = 256
-FORMAT = "crib-vecindex-1"
 
 
 def index_path(db: Path, table: str) -> Path:
     return Path(f"{db}-vecindex") / f"{table}.codes"
-
-
-def floats_path(codes: Path) -> Path:
-    return codes.with_suffix(".floats")
 
 
 def generation_key(table: str) -> str:
@@ -89,116 +80,11 @@ def generation(store: "SQLiteStore", table: str) -> int:
     return int(store.get_setting(generation_key(table), "0") or 0)
 
 
-def record_dtype(dim: int) -> Any:
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    return np.dtype([("id", "<i8"), ("code", "u1", (dim // 8,))])
-
-
-def sign_codes(vectors: Any) -> Any:
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    return np.packbits(vectors > 0, axis=1)
-
-
-class Index:
-    """One opened index: its header, its memory-mapped records (id and sign bits, ascending id)
-    and the float32 vectors in the same order (read-only)."""
-
-    def __init__(self, header: dict[str, Any], records: Any, floats: Any, words: Any = None, floats_fd: int | None = None) -> None:
-        self.header = header
-        self.records = records
-        self.floats = floats
-        self.words = words  # the records as uint64 words (no copy), when they are whole words
-        self.floats_fd = floats_fd  # the float file this index mapped (its own descriptor), for read_rows
-        if floats_fd is not None:
-            weakref.finalize(self, os.close, floats_fd)
-
-    def read_rows(self, positions: Sequence[int]) -> bytes | None:
-        """The float32 vectors at ``positions`` as one buffer, read with one ``pread`` each from
-        the file this index mapped; None when that cannot be done (then index :attr:`floats`).
-
-        Why not the mapping: 2,500 scattered rows (a 10⁶ search's candidates) cost 30-95 ms of
-        page faults through it and 16-50 ms by ``pread`` on the loaded 2-core machine — the same
-        bytes."""
-        if self.floats_fd is None:
-            return None
-        size = 4 * int(self.header["dim"])
-        try:
-            data = b"".join(os.pread(self.floats_fd, size, HEADER + int(p) * size) for p in positions)
-        except OSError:
-            return None
-        return data if len(data) == size * len(positions) else None
-
-    @property
-    def max_rowid(self) -> int:
-        return int(self.header["max_rowid"])
-
-    @classmethod
-    def open(cls, path: Path) -> "Index | None":
-        """The index at ``path``, or None when either file is missing, truncated, of another
-        build or not an index. numpy is imported only once a header is read: a small store (no
-        file) never pays for it."""
-        try:
-            with open(path, "rb") as handle, open(floats_path(path), "rb") as vectors:
-                header = json.loads(handle.read(HEADER).rstrip(b"\0 ").decode("utf-8"))
-                if not isinstance(header, dict) or header.get("format") != FORMAT:
-                    return None
-                if vectors.read(HEADER).rstrip(b" ").decode("utf-8") != str(header["build"]):
-                    return None  # the two files of one build, never mixed
-                # The rescoring's one (2,500 x 384) product: waking OpenBLAS's thread pool for it
-                # cost 10-12 ms on a loaded 2-core machine, one thread 0.1 ms (same sums, row by
-                # row). OpenBLAS reads the variable when numpy loads it, so it is set only around
-                # a process's first numpy import (a reader's) and not left to its children.
-                one_thread = "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ
-                if one_thread:
-                    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-                try:
-                    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-                    import numpy as np
-                finally:
-                    if one_thread:
-                        del os.environ["OPENBLAS_NUM_THREADS"]
-
-                dim, count = int(header["dim"]), int(header["count"])
-                record = record_dtype(dim)
-                if dim % 8 or os.fstat(handle.fileno()).st_size < HEADER + count * record.itemsize:
-                    return None
-                if os.fstat(vectors.fileno()).st_size < HEADER + count * dim * 4:
-                    return None
-                if not count:
-                    return cls(header, np.zeros(0, record), np.zeros((0, dim), "<f4"))
-                records = np.memmap(handle, dtype=record, mode="r", offset=HEADER, shape=(count,))
-                if record.itemsize % 8 == 0:  # the same bytes as 64-bit words: column 0 the id, then the code
-                    words = np.memmap(handle, dtype="<u8", mode="r", offset=HEADER, shape=(count, record.itemsize // 8))
-                    floats = np.memmap(vectors, dtype="<f4", mode="r", offset=HEADER, shape=(count, dim))
-                    return cls(header, records, floats, words, os.dup(vectors.fileno()))
-                floats = np.memmap(vectors, dtype="<f4", mode="r", offset=HEADER, shape=(count, dim))
-                return cls(header, records, floats)
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-            return None
-
-    def positions(self, ids: Sequence[int]) -> dict[int, int]:
-        """Where each of ``ids`` is in the index (ids it does not hold are absent)."""
-        # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-        import numpy as np
-
-        if not len(self.records) or not ids:
-            return {}
-        wanted = np.asarray(sorted(set(int(i) for i in ids)), dtype="<i8")
-        held = self.records["id"]
-        at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
-        found = held[at] == wanted
-        return {int(i): int(p) for i, p in zip(wanted[found], at[found])}
-
-
-_opened: dict[Path, tuple[tuple[int, int, int], Index]] = {}
+_opened: dict[Path, tuple[tuple[int, int, int], "Index"]] = {}
 """Indexes opened by this process, by path, with the file's (inode, size, mtime) when opened."""
 
 
-def open_index(path: Path) -> Index | None:
+def open_index(path: Path) -> "Index | None":
     """:meth:`Index.open`, once per file version in this process (a rebuilt or appended file has
     another inode, size or mtime and is opened again)."""
     try:
@@ -210,7 +96,21 @@ def open_index(path: Path) -> Index | None:
     cached = _opened.get(path)
     if cached is not None and cached[0] == version:
         return cached[1]
-    index = Index.open(path)
+    # The rescoring's one (2,500 x 384) product: waking OpenBLAS's thread pool for it cost 10-12 ms
+    # on a loaded 2-core machine, one thread 0.1 ms (same sums, row by row). OpenBLAS reads the
+    # variable when numpy loads it, so it is set only around a process's first numpy import (a
+    # reader's) and not left to its children.
+    one_thread = "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ
+    if one_thread:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        # deferred: numpy (the index's memory mapping and search), only once an index file is there:
+        # a store below MIN_VECTORS has none, and the hooks then never import numpy in their process
+        from . import vector_codes
+    finally:
+        if one_thread:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+    index = vector_codes.Index.open(path)
     if index is None:
         _opened.pop(path, None)
     else:
@@ -218,7 +118,7 @@ def open_index(path: Path) -> Index | None:
     return index
 
 
-def usable_index(store: "SQLiteStore", table: str, dim: int) -> Index | None:
+def usable_index(store: "SQLiteStore", table: str, dim: int) -> "Index | None":
     """The side index of ``table`` if it is there, readable, of this dimension and of the space's
     current generation; else None (the caller scans exactly)."""
     index = open_index(index_path(store.path, table))
@@ -244,26 +144,9 @@ def search(store: "SQLiteStore", table: str, vector: bytes, k: int) -> list[tupl
     tail = tail_ids(store, table, index.max_rowid, TAIL_MAX + 1)
     if len(tail) > TAIL_MAX:
         return store.exact_vector_search(table, vector, k)
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    query = np.frombuffer(vector, dtype="<f4")
-    picked = np.sort(candidates(index, query, max(CANDIDATES, 4 * k, len(index.records) // PER_CANDIDATE)))
-    rows = index.read_rows(picked) if len(picked) else b""
-    if rows is not None:
-        matrix = np.frombuffer(rows, dtype="<f4").reshape(len(picked), dim)
-    else:
-        matrix = np.asarray(index.floats[picked])
-    have = [int(i) for i in index.records["id"][picked]]
-    fresh: set[int] = set()  # the tail's vectors: read from the database, so alive
-    if tail:
-        blobs = store.point_vectors(table, tail)
-        extra = [i for i in tail if i in blobs]
-        if extra:
-            have += extra
-            fresh.update(extra)
-            matrix = np.vstack([matrix, np.frombuffer(b"".join(blobs[i] for i in extra), dtype="<f4").reshape(len(extra), dim)])
-    return _nearest_alive(store, table, nearest_of(query, have, matrix, len(have)), fresh, k)
+    blobs = store.point_vectors(table, tail) if tail else {}
+    ranked, fresh = index.rank(vector, k, [i for i in tail if i in blobs], blobs)
+    return _nearest_alive(store, table, ranked, fresh, k)
 
 
 def _nearest_alive(store: "SQLiteStore", table: str, ranked: list[tuple[int, float]], alive: set[int], k: int) -> list[tuple[int, float]]:
@@ -289,67 +172,6 @@ def _live(store: "SQLiteStore", table: str, ids: Sequence[int]) -> set[int]:
     return {int(r[0]) for r in store.execute(f"SELECT rowid FROM {table}_rowids WHERE rowid IN ({marks})", list(ids))}
 
 
-CHUNK_ROWS = 32_768
-"""Records per block of the Hamming pass: a block's codes (≈ 1.8 MB) stay in cache across its
-passes, where whole-column passes read all 56 MB of codes once per 64 bits (≈ 30 % slower at 10⁶)."""
-
-
-def candidates(index: Index, query: Any, count: int) -> Any:
-    """Positions of the ``count`` records whose codes are nearest ``query``'s sign bits (Hamming)."""
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    records = index.records
-    if len(records) == 0:
-        return np.zeros(0, dtype=np.int64)
-    code = sign_codes(query.reshape(1, -1))[0]
-    if index.words is not None and code.size % 8 == 0:
-        # Word by word over the mapped records (no copy of the codes; column 0 is the id), one
-        # block of rows at a time, added up in uint16 — 6 passes per block for 384 dimensions.
-        query_words = code.view("<u8")
-        distance = np.empty(len(records), dtype=np.uint16)
-        for start in range(0, len(records), CHUNK_ROWS):
-            block = index.words[start:start + CHUNK_ROWS]
-            total = np.bitwise_count(block[:, 1] ^ query_words[0]).astype(np.uint16)
-            for j in range(1, len(query_words)):
-                total += np.bitwise_count(block[:, j + 1] ^ query_words[j])
-            distance[start:start + len(block)] = total
-    else:
-        distance = np.bitwise_count(records["code"] ^ code).sum(axis=1, dtype=np.int32)
-    if count >= len(distance):
-        return np.arange(len(distance))
-    return nearest_by_histogram(distance, count)
-
-
-def nearest_by_histogram(distance: Any, count: int) -> Any:
-    """Positions of the ``count`` smallest of ``distance`` (small non-negative integers): every
-    position below the distance where the running count reaches ``count``, then the first ones at
-    that distance. Two linear passes, where ``argpartition`` (introselect) took 2-20× longer at 10⁶."""
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    running = np.cumsum(np.bincount(distance))
-    limit = int(np.searchsorted(running, count))  # the smallest distance with ≥ count at or below it
-    below = np.flatnonzero(distance < limit)
-    at = np.flatnonzero(distance == limit)[: count - len(below)]
-    return np.concatenate([below, at])
-
-
-def nearest_of(query: Any, ids: Sequence[int], matrix: Any, k: int) -> list[tuple[int, float]]:
-    """The ``k`` of ``ids`` (rows of ``matrix``) nearest ``query`` by cosine distance, ties by id."""
-    # deferred: the UserPromptSubmit hook would import it up front (921 ms)
-    import numpy as np
-
-    if not len(ids):
-        return []
-    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        distance = 1.0 - (matrix @ query) / norms
-    distance = np.where(np.isfinite(distance), distance, 2.0)
-    order = np.lexsort((np.asarray(ids), distance))[:k]
-    return [(int(ids[i]), float(distance[i])) for i in order]
-
-
 def read_vectors(store: "SQLiteStore", table: str, ids: Sequence[int]) -> dict[int, bytes] | None:
     """The float32 blobs of those of ``ids`` the current index holds and the database still has
     (a point read from sqlite-vec costs a whole 1024-vector chunk); None without a current index."""
@@ -361,7 +183,7 @@ def read_vectors(store: "SQLiteStore", table: str, ids: Sequence[int]) -> dict[i
     return {i: index.floats[p].tobytes() for i, p in at.items() if i in live}
 
 
-def current_index(store: "SQLiteStore", table: str) -> Index | None:
+def current_index(store: "SQLiteStore", table: str) -> "Index | None":
     """:func:`usable_index` for ``table`` at its recorded dimension; None without a current one.
 
     A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt

@@ -19,19 +19,8 @@ import numpy as np
 
 from . import vector_index as vi
 from .sqlite_open import store_error
-from .vector_index import (
-    FORMAT,
-    HEADER,
-    Index,
-    SQLiteStore,
-    floats_path,
-    generation,
-    index_path,
-    record_dtype,
-    sign_codes,
-    tail_ids,
-    usable_index,
-)
+from .vector_codes import FORMAT, HEADER, Index, floats_path, record_dtype, sign_codes
+from .vector_index import SQLiteStore, generation, index_path, tail_ids, usable_index
 
 
 def refresh(store: "SQLiteStore", table: str) -> str:

@@ -20,12 +20,12 @@ from ..core.errors import CribError, InputError, ModelError
 from ..core.limits import check_metadata
 from ..core.records import Entry
 from ..core.timeutil import parse_iso, to_iso
-from ..models.ollama.cue_writer import OllamaCueWriter
 from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
 from ..store.facts import facts_for_entries
 from ..text.redact import redact_value
 from .clean import clean_cue
+from .cue_model import cue_writer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
@@ -272,7 +272,7 @@ def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) ->
     or imported. Each cue commits on its own (:func:`set_cue`), so a model that fails half-way
     keeps what it wrote: the ``ModelError`` says how far it got. Returns ``{"cues_written", "had_cue"}``.
     """
-    writer = OllamaCueWriter(model)
+    writer = cue_writer(model)
     had_cue = memory.store.count_with_metadata(CUE_KEY)
     todo = [e for e in memory.store.iter_entries() if not cue_of(e.metadata)]
     if on_progress is not None:

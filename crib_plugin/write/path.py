@@ -34,6 +34,7 @@ from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
 from ..store.sqlite import EXTRACT_QUEUE, content_hash
 from .clean import clean_cue
+from .cue_model import CueWriter, cue_writer
 from .deferred import DEFERRED, in_background, start_background_embedder
 from .same_text import same_text_report
 from .supersede import record_supersession
@@ -137,19 +138,16 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     if not model:
         return list(items), ""
 
-    # deferred: `crib write` would import httpx up front (4992 ms)
-    from ..models.ollama.cue_writer import OllamaCueWriter
-
-    def cued(item: NewEntry, writer: OllamaCueWriter) -> NewEntry:
+    def cued(item: NewEntry, writer: CueWriter) -> NewEntry:
         cue = clean_cue(run_within(lambda: writer.write_cue(item.content, item.type), budgets.extract, "cue writing"))
         return replace(item, metadata=with_cue(item.metadata, cue, model)) if cue else item
 
     out: list[NewEntry] = []
-    writer: OllamaCueWriter | None = None  # one client for the call, made when first needed
+    writer: CueWriter | None = None  # one client for the call, made when first needed
     for item in items:
         if budgets.cue_down is None and not cue_of(item.metadata):
             try:
-                writer = writer or OllamaCueWriter(model)
+                writer = writer or cue_writer(model)
                 item = cued(item, writer)
             except Exception as exc:  # the model's failure (or a plugin's bug) must not lose the entry
                 budgets.cue_down = f"no recall cue written: {exc}"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.cues import cue_of
 from ..core.write_types import WriteReport
+from .manage import set_cue
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
@@ -43,9 +44,6 @@ def same_text_report(memory: "Memory", item: "NewEntry") -> "WriteReport | None"
     report = WriteReport(found, duplicate=True, notes=[f"the same text is memory {found}: not stored again"])
     cue = cue_of(item.metadata)
     if cue and cue != cue_of(entries[found].metadata):
-        # deferred: `crib write` would import httpx up front (4781 ms)
-        from .manage import set_cue
-
         set_cue(memory, found, cue)
         report.notes.append("its cue (when) is updated")
     return report

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.records import Hit
+from ..text.common_terms import uncommon_expression
 from ..text.words import STOP_WORDS, content_words
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,9 +79,6 @@ def _closed_by(store: Any, relation_ids: Sequence[int], entry_id: int) -> list[i
 def _older_neighbours(store: Any, entry_id: int, texts: Sequence[str], created_at: str) -> list[Any]:
     """Entries written no later than ``created_at`` (other than ``entry_id``) among the top full-text
     hits of each of ``texts``: the candidates a new entry may supersede by its words."""
-    # deferred: `crib retrieve` on a CJK prompt would import it up front (3 ms)
-    from ..text.common_terms import uncommon_expression
-
     near: set[int] = set()
     for text in texts:
         expression = uncommon_expression(store, text.strip(), COMMON_DOCS)

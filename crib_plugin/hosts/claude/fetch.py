@@ -14,12 +14,12 @@ def fetch_model_in_background(memory: Any) -> None:
     try:
         if memory.embedder_name() != "minilm":
             return
-        # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
+        # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: models.weights would add atomic_dir, weights_fetch and subprocess to it
         from ...models.weights import WEIGHTS_FILE, model_dir
 
         if (model_dir() / WEIGHTS_FILE).exists():
             return
-        # deferred: the UserPromptSubmit hook would import it up front (3 ms)
+        # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: subprocess would add 5 modules to it
         import subprocess
 
         subprocess.Popen(

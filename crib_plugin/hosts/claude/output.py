@@ -68,7 +68,7 @@ def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) ->
     crib's built-in ``on_prompt`` is left out because the hook does that retrieval itself, with the
     session's fact ids excluded too. A failing plugin contributes nothing.
     """
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
+    # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: plugins.session would add the plugin manager, pluggy and the store (apsw)
     from ...plugins.session import Session
 
     pm = memory.pm

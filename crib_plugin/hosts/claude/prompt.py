@@ -18,7 +18,7 @@ def user_prompt_submit(hook: HookInput, db: Path) -> HookResult | None:
     if not hook.prompt or not (db.exists() or global_db().exists()):
         return None  # a missing database is the normal state before the first `crib write`
     state = SessionState.for_session(db, hook.session_id)
-    # deferred: the SessionStart hook would import it up front (21 ms)
+    # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: read.prefetch would add pickle and the fork machinery
     from ...read.prefetch import fork_for
 
     worker = fork_for(load_settings(), hook.prompt)  # its numpy import overlaps opening the store
@@ -34,7 +34,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
 
     Reads the project store and the global one (the global one alone while the project has none);
     the session's injected set holds :func:`~crib_plugin.read.across.scope_key` keys."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
+    # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch; and after the prefetch fork here: plugins.session loads the plugin manager and the store
     from ...plugins.session import Session
 
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone

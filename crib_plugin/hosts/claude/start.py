@@ -11,7 +11,9 @@ from typing import Any, Mapping
 
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
+from ...read.fusion import fit_budget
 from ...scopes import global_db
+from ...text.scrub import strip_memory_blocks
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
@@ -73,9 +75,6 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
             data = fh.read(tail_bytes)  # bounded even for a device or a file still growing
     except OSError:
         return ""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (1 ms)
-    from ...text.scrub import strip_memory_blocks
-
     for line in reversed(data.decode("utf-8", "replace").splitlines()):
         try:
             record = json.loads(line)
@@ -110,7 +109,6 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     """
     # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
-    from ...read.fusion import fit_budget
     from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []
@@ -152,7 +150,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     from ...read.across import scope_key
 
     if not (db.exists() or global_db().exists()):
-        # deferred: the UserPromptSubmit hook would import it up front (33 ms)
+        # deferred: the MessageDisplay hook imports this package (claude.input, claude.state) on every streamed batch: the type registry would add the plugin manager and pluggy
         from ...plugins.type_registry import registered_types
 
         return HookResult(SESSION_START, memory_available(registered_types()))

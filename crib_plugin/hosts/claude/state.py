@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from ...core.config import DEFAULT_DB, get_settings, load_settings
 from ...core.dirs import prepare_store_dir
+from ...core.stale_files import prune_older_than
 from ...core.timeutil import now_iso
 from .input import STATE_VERSION
 
@@ -120,8 +121,5 @@ def int_set(value: Any) -> set[int]:
 
 def prune_sessions(folder: Path, max_age_days: float, *, now: float | None = None) -> int:
     """Delete session records (and stray temporary files) not touched for ``max_age_days``."""
-    # deferred: the UserPromptSubmit hook would import it up front (<1 ms)
-    from ...core.stale_files import prune_older_than
-
     return prune_older_than(folder, max_age_days * 86400, suffix=".json", now=now)
 

@@ -1,4 +1,4 @@
-"""``crib init / doctor / scrub / mcp``: set up, check, filter a stream, serve MCP."""
+"""``crib init / doctor / scrub``: set up, check, filter a stream (``crib mcp`` is :mod:`.serve`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import sys
 import click
 
 from ...core.config import load_settings
+from ...models.weights import ensure_minilm
 from ...plugins.manager import get_plugin_manager
+from ...plugins.session import ResponseStream
+from ..bytecode import compile_package
+from ..doctor import run_doctor
+from ..progress import fetch_model
 from .common import open_memory
 
 
@@ -18,9 +23,6 @@ from .common import open_memory
 def init(no_model: bool) -> None:
     """Create the database, fetch the offline model's weights and compile crib's bytecode now,
     rather than on the first prompt."""
-    # deferred: the SessionStart hook would import compileall up front (1 ms)
-    from ..bytecode import compile_package
-
     settings = load_settings()
     if not compile_package():  # the per-prompt commands start cold: no compiling on every prompt
         click.echo("crib: warning: could not write crib's bytecode; each prompt will compile it", err=True)
@@ -28,11 +30,6 @@ def init(no_model: bool) -> None:
         version = memory.store.schema_version()
         name = memory.embedder_name()
         if not no_model and name == "minilm":
-            # deferred: `crib mcp` start would import it up front (40 ms); the SessionStart hook would import tqdm up
-            #   front (165 ms)
-            from ...models.weights import ensure_minilm
-            from ..progress import fetch_model
-
             fetch_model(memory)  # with a progress bar when it has to be downloaded
             path = ensure_minilm()
             click.echo(f"offline model ready: {path}")
@@ -42,9 +39,6 @@ def init(no_model: bool) -> None:
 @click.command()
 def doctor() -> None:
     """Check every prerequisite and print JSON; exit 1 when something required is missing."""
-    # deferred: the SessionStart hook would import compileall up front (226 ms)
-    from ..doctor import run_doctor
-
     report = run_doctor()
     click.echo(json.dumps(report, indent=2, default=str))
     sys.exit(0 if report.get("ok") else 1)
@@ -53,9 +47,6 @@ def doctor() -> None:
 @click.command()
 def scrub() -> None:
     """Filter stdin to stdout, removing memory blocks, flushing as it goes."""
-    # deferred: the SessionStart hook would import it up front (31 ms)
-    from ...plugins.session import ResponseStream
-
     hook = get_plugin_manager().hook.on_response  # crib's scrubber wraps every implementation
     stream = ResponseStream(id="crib-scrub")
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -73,15 +64,3 @@ def scrub() -> None:
             out.flush()
         if not data:
             break
-
-
-@click.command()
-def mcp() -> None:
-    """Serve crib's memory over MCP on stdio: remember, recall, search, list_memories, correct, forget."""
-    # deferred: the SessionStart hook would import mcp.server.mcpserver up front (5446 ms)
-    from ..mcp_server import main as serve
-
-    serve()
-
-
-COMMANDS: tuple[click.Command, ...] = (init, doctor, scrub, mcp,)

@@ -10,6 +10,8 @@ from typing import Any, NoReturn
 import click
 
 from ...core.errors import CribError
+from ...memory import Memory
+from ...scopes import global_db
 
 log = logging.getLogger("crib")
 
@@ -30,9 +32,6 @@ class CribGroup(click.Group):
 
 
 def open_memory(create: bool = True, **kwargs: Any) -> Any:
-    # deferred: `crib mcp` start would import it up front (178 ms)
-    from ...memory import Memory
-
     return Memory(create=create, **kwargs)
 
 
@@ -40,9 +39,6 @@ def scope_kwargs(to_global: bool) -> dict[str, Any]:
     """``open_memory`` arguments for the global store (``--global``), else none (the project's)."""
     if not to_global:
         return {}
-    # deferred: `crib mcp` start would import it up front (42 ms)
-    from ...scopes import global_db
-
     return {"path": global_db()}
 
 

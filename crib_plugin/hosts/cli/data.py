@@ -1,75 +1,25 @@
-"""``crib write / types / retrieve / search``: store memories and read them back."""
+"""``crib types / retrieve / search``: the kinds of memory, and reading them back (``crib write`` is :mod:`.writing`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
-from ...core.config import get_settings, parse_channels
-from ...core.cues import with_cue
-from ...core.errors import InputError
-from .common import now_option, open_memory, scope_kwargs, warn_all
-from .io import read_stdin, read_stdin_text
+from ...core.config import parse_channels
+from ...output.explain import explain_text
+from ...plugins.type_registry import registered_types
+from ...text.redact import redact_for_render as safe
+from ..scoped import recall_scopes
+from .common import now_option
+from .io import read_stdin
 from .retrieve import run_retrieve
-
-
-@click.command()
-@click.option("--type", "entry_type", default=None, help="note (default), decision, error, correction, preference or a plugin's type (or a leading type=WORD); `crib types` explains each.")
-@click.option("--created-at", default=None, help="ISO 8601 time of the memory (default now).")
-@click.option("--metadata", default=None, help="JSON object stored with the entry.")
-@click.option("--thread", default=None, help="Conversation this memory belongs to (CRIB_THREAD); neighbours in a thread give each other context.")
-@click.option("--when", "cue", default=None, help="When this memory should come back: the tasks, questions or symptoms it bears on, in the words you would use then (a recall cue, never shown).")
-@click.option("--global", "to_global", is_flag=True, help="Write to the global store (every project inherits it) instead of the project's.")
-@click.argument("text", required=False)
-def write(entry_type: str | None, created_at: str | None, metadata: str | None, thread: str | None, cue: str | None,
-          to_global: bool, text: str | None) -> None:
-    """Store a memory read from stdin (or TEXT). A leading `type=decision` sets its type; `--when`
-    says in which situations it should be recalled."""
-    raw = text if text is not None else read_stdin_text()
-    if not raw.strip():
-        raise InputError("nothing to write: stdin is empty")
-    meta: dict[str, Any] = {}
-    if metadata:
-        try:
-            meta = json.loads(metadata)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise InputError(f"--metadata is not valid JSON: {exc}") from None
-        if not isinstance(meta, dict):
-            raise InputError("--metadata must be a JSON object")
-    if not thread:
-        thread = get_settings().thread
-    if thread:
-        meta["thread"] = thread
-    meta = with_cue(meta, cue) if cue is not None else meta
-    with open_memory(**scope_kwargs(to_global)) as memory:
-        memory.last_write = None
-        entry_id = memory.pm.hook.on_store(text=raw, type=entry_type, metadata=meta, memory=memory, created_at=created_at)
-        if entry_id is None:
-            raise InputError("no on_store implementation stored the memory")
-        report = memory.last_write
-        warn_all(memory)
-    parts = [f"stored entry {entry_id}" + (" (global)" if to_global else "")]
-    if report is not None:
-        if report.duplicate:
-            parts = [f"entry {entry_id} already stored (the same text): not stored again"]
-        else:
-            background = "vector queued (embedded in the background)" if report.background else ""
-            parts.append("vector" if report.embedded else background or "no vector (queued)")
-            parts.append(f"{report.facts} fact{'s' if report.facts != 1 else ''}")
-        for note in report.notes:
-            click.echo(f"crib: {note}", err=True)
-    click.echo(", ".join(parts))
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per type: name, meaning, standing.")
 def types(as_json: bool) -> None:
     """The kinds of memory crib stores, what each means, and which SessionStart re-injects (standing)."""
-    # deferred: the SessionStart hook would import it up front (50 ms)
-    from ...plugins.type_registry import registered_types
-
     for t in registered_types().values():
         if as_json:
             click.echo(json.dumps({"name": t.name, "meaning": t.meaning, "standing": t.standing}))
@@ -101,15 +51,9 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 @now_option
 def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], explain: bool, scope: str) -> None:
     """Ranked hits for QUERY (fused, floors applied, no budget), from the project and global stores."""
-    # deferred: `crib mcp` start would import it up front (129 ms)
-    from ..scoped import recall_scopes
-
     names = parse_channels(",".join(channels)) if channels else None
     hits, retrievals = recall_scopes(query, scope=scope, channels=names, limit=limit, warn=lambda n: click.echo(f"crib: warning: {n}", err=True))
     several = len(retrievals) > 1
-    # deferred: the SessionStart hook would import it up front (13 ms)
-    from ...text.redact import redact_for_render as safe
-
     for hit in hits:
         if as_json:
             record = hit.to_json()
@@ -121,11 +65,5 @@ def search(query: str, limit: int, as_json: bool, channels: tuple[str, ...], exp
             where = f"{hit.entry.scope:<7} " if several else ""
             click.echo(f"{where}{hit.entry.id:>6}  {hit.score:.4f}  [{hit.entry.created_at[:10]} {hit.entry.type}] ({chans}) {safe(hit.entry.content)[:120]}")
     if explain:
-        # deferred: the SessionStart hook would import it up front (18 ms)
-        from ...output.explain import explain_text
-
         for name, retrieval in retrievals:
             click.echo((f"[{name}]\n" if several else "") + explain_text(retrieval), err=as_json)
-
-
-COMMANDS: tuple[click.Command, ...] = (write, types, retrieve, search,)

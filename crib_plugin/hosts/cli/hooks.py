@@ -7,6 +7,9 @@ from typing import Any
 
 import click
 
+from ..claude import SESSION_START, USER_PROMPT_SUBMIT, run_hook
+from ..display import run_message_display
+
 _HOOK_CONTEXT = {"ignore_unknown_options": True, "allow_extra_args": True}  # never a usage error (exit 2)
 
 
@@ -35,28 +38,16 @@ def hook(ctx: click.Context) -> None:
 @hook.command("user-prompt-submit", context_settings=_HOOK_CONTEXT)
 def hook_user_prompt_submit() -> None:
     """UserPromptSubmit: relevant memories not yet injected in this session, as additionalContext."""
-    # deferred: `crib mcp` start would import it up front (226 ms)
-    from ..claude import USER_PROMPT_SUBMIT, run_hook
-
     sys.exit(run_hook(USER_PROMPT_SUBMIT))
 
 
 @hook.command("session-start", context_settings=_HOOK_CONTEXT)
 def hook_session_start() -> None:
     """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
-    # deferred: `crib mcp` start would import it up front (173 ms)
-    from ..claude import SESSION_START, run_hook
-
     sys.exit(run_hook(SESSION_START))
 
 
 @hook.command("message-display", context_settings=_HOOK_CONTEXT)
 def hook_message_display() -> None:
     """MessageDisplay: remove memory blocks from assistant text as it is shown (state per message_id)."""
-    # deferred: the SessionStart hook would import it up front (53 ms)
-    from ..display import run_message_display
-
     sys.exit(run_message_display(sys.stdin, sys.stdout))
-
-
-COMMANDS: tuple[click.Command, ...] = (hook,)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import sys
 
+from ...core.errors import InputError
 from ...core.faillog import log_failure  # noqa: F401 - re-exported: every entry point logs through here
+from ...core.limits import MAX_ENTRY_CHARS, MAX_HOOK_STDIN_BYTES, decode_input
 
 
 def read_stdin() -> str:
     """A prompt from stdin: at most ``MAX_HOOK_STDIN_BYTES``, invalid UTF-8 replaced (never an error)."""
-    # deferred: the MessageDisplay hook would import it up front (2 ms)
-    from ...core.limits import MAX_HOOK_STDIN_BYTES
-
     if sys.stdin is None or sys.stdin.closed:
         return ""
     try:
@@ -33,10 +32,6 @@ def read_stdin() -> str:
 def read_stdin_text() -> str:
     """Text to store, from stdin: strict UTF-8 (InputError naming the bad byte), and no more than
     the longest entry could need (InputError past it, before reading gigabytes)."""
-    # deferred: the MessageDisplay hook would import it up front (19 ms)
-    from ...core.errors import InputError
-    from ...core.limits import MAX_ENTRY_CHARS, decode_input
-
     if sys.stdin is None or sys.stdin.closed:
         return ""
     source = getattr(sys.stdin, "buffer", None)

@@ -13,15 +13,18 @@ from typing import Any
 import click
 
 from ...core.errors import InputError
+from ...read.forget_preview import preview_forget
+from ...scopes import SCOPES, list_scoped, open_scope, scope_path, stores_in_use
+from ...write.manage import audit_log, iter_ids, set_cue, show_entry
+from ...write.manage import correct as correct_entry
+from ...write.manage import forget as forget_ids
+from ...write.manage import stats as store_stats
 from .io import read_stdin
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
 
 def _open(scope: str, create: bool = False) -> Any:
-    # deferred: `crib mcp` start would import it up front (74 ms)
-    from ...scopes import open_scope
-
     return open_scope(scope, create=create)
 
 
@@ -41,9 +44,6 @@ def _line(row: dict[str, Any], width: int = 100) -> str:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of the stores.")
 def where(as_json: bool) -> None:
     """Print the stores in use (project, then global): path, whether it exists, entry count."""
-    # deferred: `crib mcp` start would import it up front (31 ms)
-    from ...scopes import stores_in_use
-
     rows = []
     for scope in stores_in_use():
         count = None
@@ -69,9 +69,6 @@ def where(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
     """List stored memories, newest first."""
-    # deferred: `crib mcp` start would import it up front (13 ms)
-    from ...scopes import list_scoped
-
     rows = list_scoped(scope, types=types, since=since, until=until, limit=limit or None, include_superseded=not current)
     if as_json:
         _echo_json(rows)
@@ -86,9 +83,6 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
-    # deferred: the SessionStart hook would import httpx up front (2391 ms)
-    from ...write.manage import show_entry
-
     with _open(scope) as memory:
         data = show_entry(memory, entry_id)  # redacted: content, metadata, facts
     if as_json:
@@ -128,11 +122,6 @@ def show(entry_id: int, scope: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def stats(scope: str, as_json: bool) -> None:
     """Counts per store: entries by type, superseded, facts, entities, vectors, pending queue."""
-    # deferred: `crib mcp` start would import it up front (75 ms); the SessionStart hook would import httpx up front
-    #   (2375 ms)
-    from ...scopes import SCOPES, scope_path
-    from ...write.manage import stats as store_stats
-
     out: dict[str, Any] = {}
     for name in SCOPES if scope == "all" else (scope,):
         if not scope_path(name).exists():
@@ -166,11 +155,6 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
     Only an audit row (id, type, content hash — no text) remains.
     """
-    # deferred: the SessionStart hook would import httpx up front (2545 ms)
-    from ...read.forget_preview import preview_forget
-    from ...write.manage import forget as forget_ids
-    from ...write.manage import iter_ids
-
     ids = list(iter_ids(entry_ids))
     if not ids and not query:
         raise InputError("give entry ids or --query TEXT")
@@ -204,9 +188,6 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str) -> None:
     """Replace what entry ENTRY_ID says with TEXT (or stdin): a new entry supersedes it; both are kept."""
-    # deferred: the SessionStart hook would import httpx up front (2356 ms)
-    from ...write.manage import correct as correct_entry
-
     new_text = text if text is not None else read_stdin()
     if not new_text.strip():
         raise InputError("nothing to write: give the corrected text")
@@ -223,9 +204,6 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
 def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
     """Say when entry ENTRY_ID should come back: WHEN (or stdin) lists the tasks, questions or
     symptoms it bears on. Its text is not touched; `--clear` removes the cue."""
-    # deferred: the SessionStart hook would import httpx up front (2529 ms)
-    from ...write.manage import set_cue
-
     if clear:
         when = None
     elif when is None:
@@ -247,11 +225,6 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     """The audit log: every write, import, correction, forget and reindex, newest first."""
-    # deferred: `crib mcp` start would import it up front (99 ms); the SessionStart hook would import httpx up front
-    #   (2252 ms)
-    from ...scopes import scope_path
-    from ...write.manage import audit_log
-
     if not scope_path(scope).exists():
         rows: list[dict[str, Any]] = []
     else:
@@ -264,12 +237,3 @@ def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
         target = f"entry {row['entry_id']}" if row["entry_id"] is not None else "-"
         detail = " ".join(f"{k}={v}" for k, v in row["detail"].items())
         click.echo(f"{row['id']:>6}  {row['at']}  {row['action']:<8} {target:<12} {detail}")
-
-
-COMMANDS = (where, list_, show, stats, forget, correct, cue, log_)
-
-
-def register(group: click.Group) -> None:
-    """Add these commands to the ``crib`` group (replacing the older ``forget``)."""
-    for command in COMMANDS:
-        group.add_command(command)

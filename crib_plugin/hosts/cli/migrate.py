@@ -6,7 +6,10 @@ import click
 
 from ...core.config import get_settings
 from ...core.dburl import as_location
+from ...scopes import global_db
 from ...store import open_store
+from ...store.transfer import migrate_store
+from ..progress import Progress
 
 
 @click.command()
@@ -17,12 +20,6 @@ def migrate(target: str, source: str | None, from_global: bool) -> None:
     """Copy every memory, fact (with its history), vector, queued item, setting and audit row of a
     store into TARGET, keeping ids and dates. Resumable: run it again after an interruption and it
     goes on where it stopped. The source is left unchanged; point CRIB_DB at TARGET afterwards."""
-    # deferred: `crib mcp` start would import it up front (2 ms); the SessionStart hook would import it up front (63
-    #   ms); the SessionStart hook would import tqdm up front (219 ms)
-    from ...scopes import global_db
-    from ...store.transfer import migrate_store
-    from ..progress import Progress
-
     origin = as_location(source) if source else (global_db() if from_global else get_settings().db)
     destination = as_location(target)
     if str(origin) == str(destination):
@@ -39,6 +36,3 @@ def migrate(target: str, source: str | None, from_global: bool) -> None:
         src.close()
     rows = ", ".join(f"{table} {n}" for table, n in copied.items() if n)
     click.echo(f"copied {origin} → {destination}: {rows or 'nothing new'}")
-
-
-COMMANDS: tuple[click.Command, ...] = (migrate,)

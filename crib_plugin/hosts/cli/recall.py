@@ -10,6 +10,11 @@ import json
 import click
 
 from ...core.errors import InputError
+from ...core.limits import bound_prompt
+from ...output.render import CONTEXT
+from ..deep import configured_model, deep_recall
+from ..deep.report import to_json, to_text
+from ..scoped import retrieve
 
 
 @click.command(name="recall")
@@ -22,26 +27,12 @@ from ...core.errors import InputError
 def recall(question: tuple[str, ...], deep: bool, no_model: bool, scope: str, as_json: bool) -> None:
     """What crib remembers about QUESTION: the dated block a prompt would get, or with --deep a cited answer
     drawn from many memories (or, with no model, the evidence, marked as not synthesised)."""
-    # deferred: `crib mcp` start would import it up front (<1 ms)
-    from ...core.limits import bound_prompt
-
     text = " ".join(question).strip()
     if not text or "\x00" in text:
         raise InputError("recall needs a question (text without NUL characters)")
     text = bound_prompt(text)
     if not deep:
-        # deferred: `crib mcp` start would import it up front (267 ms)
-        from ...output.render import CONTEXT
-        from ..scoped import retrieve
-
         click.echo(retrieve(text, template=CONTEXT) or "No stored memory is relevant to this question.")
         return
-    # deferred: the SessionStart hook would import httpx up front (2712 ms)
-    from ..deep import configured_model, deep_recall
-    from ..deep.report import to_json, to_text
-
     result = deep_recall(text, model=None if no_model else configured_model(), scope=scope)
     click.echo(json.dumps(to_json(result), indent=2, ensure_ascii=False) if as_json else to_text(result))
-
-
-COMMANDS = (recall,)

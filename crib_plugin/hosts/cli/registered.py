@@ -1,37 +1,21 @@
-"""crib's commands added through ``register_commands`` (:mod:`crib_plugin.builtin_commands`), exactly as a
-third party's: ``calibrate``, ``eval``, ``eval-noanswer``, ``recall`` (:mod:`.recall`)."""
+"""``crib eval`` and ``crib eval-noanswer``: added through ``register_commands``
+(:mod:`crib_plugin.plugins.default_plugins.commands`), exactly as a third party's command would be.
+
+The only module of crib_plugin that imports :mod:`crib_eval` (the evaluations ship beside the runtime
+package); the command table loads it for these two commands alone.
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from crib_eval import coding, locomo, noanswer
+from crib_eval.on_server import stores_on_server
+
 from ...core.config import overriding, parse_channels
-from .common import now_option, open_memory
-from .recall import recall
-
-
-@click.command()  # added by crib's own register_commands (builtin_commands.py), as a plugin's would be
-@click.option("--dry-run", is_flag=True, help="Measure and report without writing the gate into the store.")
-@click.option("--reset", is_flag=True, help="Forget the calibrated gate and use the shipped default again.")
-def calibrate(dry_run: bool, reset: bool) -> None:
-    """Derive this store's vector relevance gate from off-topic probes (JSON report)."""
-    # deferred: the SessionStart hook would import numpy up front (617 ms); the SessionStart hook would import tqdm up
-    #   front (189 ms)
-    from ..calibrate import calibrate as run_calibration
-    from ..progress import Progress, fetch_model
-
-    with open_memory(create=False) as memory:
-        if reset:
-            memory.store.clear_gate(memory.embedder_key())
-            click.echo(json.dumps({"reset": True}))
-            return
-        fetch_model(memory)
-        with Progress("calibrate", unit="texts") as progress:
-            report = run_calibration(memory, write=not dry_run, on_progress=progress)
-        click.echo(json.dumps(report, indent=2))
+from .common import now_option
 
 
 @click.command(name="eval")  # added through register_commands
@@ -60,17 +44,11 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
         if eval_set == "coding":
             _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
             return
-        # deferred: optional dependency used by `crib eval` alone (87 ms)
-        from crib_eval import locomo
-
         path = data or locomo.default_data_path()
         convs = locomo.load(path)[:conversations]
         progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
         stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
         if db_url:
-            # deferred: optional dependency used by `crib eval` alone (<1 ms)
-            from crib_eval.on_server import stores_on_server
-
             stores = stores_on_server(stores, db_url, progress=progress)  # type: ignore[assignment]
         locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
         click.echo(locomo_report.table())
@@ -79,9 +57,6 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
 def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, offenders: int, cues: bool,
                  cue_model: str | None) -> None:
     """``crib eval --set coding``: the coding-agent evaluation's table (and JSON)."""
-    # deferred: optional dependency used by `crib eval` alone (164 ms)
-    from crib_eval import coding
-
     report = coding.run(split=split, cache_dir=cache, rebuild=rebuild, progress=lambda msg: click.echo(msg, err=True), cues=cues,
                         cue_model=cue_model)
     click.echo(report.table(offenders=offenders))
@@ -101,10 +76,6 @@ def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, 
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write every offending trial and query outcome to this JSON file.")
 def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: int | None, no_locomo: bool, channels: tuple[str, ...], offenders: int, json_out: Path | None) -> None:
     """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""
-    # deferred: optional dependency used by `crib eval` alone (38 ms)
-    from crib_eval import noanswer
-
-
     progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
     results = noanswer.run_all(
         data_path=data, cache_dir=cache, rebuild=rebuild, conversations=conversations, locomo=not no_locomo,
@@ -113,8 +84,3 @@ def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: 
     click.echo(results.table(offenders=offenders))
     if json_out:
         noanswer.write_json(results, json_out)
-
-
-#: crib's commands that are not part of the core group: :mod:`crib_plugin.builtin_commands` adds
-#: them through the ``register_commands`` hook, ``trylast``, exactly as a third party's.
-REGISTERED_COMMANDS: tuple[click.Command, ...] = (calibrate, eval_, eval_noanswer, recall)

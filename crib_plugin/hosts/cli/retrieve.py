@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import sys
 
-from .io import log_failure
+from ...core.config import load_settings
+from ...core.limits import bound_prompt
+from ...output.explain import explain_text
+from ...output.render import FORMATS
+from ...plugins.session import Session
+from ...read.prefetch import fork_for
+from ..scoped import open_reading
+from .io import log_failure, read_stdin
 
 
 def prompt_from_input(raw: str) -> str:
     """Plain text, or Claude Code's hook JSON with a ``prompt`` field; bounded (:func:`bound_prompt`)."""
-    # deferred: the MessageDisplay hook would import it up front (<1 ms)
-    from ...core.limits import bound_prompt
-
     text = raw.strip()
     if text.startswith("{"):
         try:
@@ -30,6 +34,11 @@ def prompt_from_input(raw: str) -> str:
     return bound_prompt(text)
 
 
+def retrieve_stdin() -> None:
+    """``crib retrieve`` as the console script runs it (:mod:`.hotpath`): the prompt on stdin."""
+    run_retrieve(read_stdin())
+
+
 def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:
     """``crib retrieve``: print the relevant block for ``raw``, or nothing. Never raises.
 
@@ -40,23 +49,12 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
         text = prompt_from_input(raw)
         if not text:
             return
-        # deferred: the MessageDisplay hook would import it up front (133 ms)
-        from ...core.config import load_settings
-        from ...read.prefetch import fork_for
-
         settings = load_settings()
-        # deferred: the MessageDisplay hook would import it up front (244 ms)
-        from ..scoped import open_reading
-
         opened = open_reading(settings)  # the project store, else the global one, else nothing
         if opened is None:
             return
         worker = fork_for(settings, text)  # first: its numpy import overlaps everything below
         try:
-            # deferred: the MessageDisplay hook would import it up front (133 ms)
-            from ...output.render import FORMATS
-            from ...plugins.session import Session
-
             memory, scope = opened
             with memory:
                 session = Session(memory, budget=budget, template=FORMATS[fmt], worker=worker, scope=scope)
@@ -70,9 +68,6 @@ def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, ex
                     if not result.ran:  # a failing model is said, not swallowed
                         print(f"crib: channel {result.channel} did not run: {result.note}", file=sys.stderr)
                 if explain and session.retrieval is not None:
-                    # deferred: the MessageDisplay hook would import it up front (39 ms)
-                    from ...output.explain import explain_text
-
                     print(explain_text(session.retrieval), file=sys.stderr)
         finally:
             if worker is not None:

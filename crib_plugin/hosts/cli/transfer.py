@@ -10,6 +10,11 @@ import click
 
 from ...core.config import get_settings
 from ...core.errors import ConfigError
+from ...store.facts import facts_command_output
+from ...text.redact import redact_for_render, redact_value
+from ...write.importers import read_records
+from ...write.manage import write_missing_cues
+from ..progress import Progress, fetch_model
 from .common import open_memory, scope_kwargs, warn_all
 
 
@@ -24,11 +29,6 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 
     Everything is checked before anything is written: one bad record writes nothing.
     """
-    # deferred: the SessionStart hook would import it up front (90 ms); the SessionStart hook would import tqdm up
-    #   front (52 ms)
-    from ...write.importers import read_records
-    from ..progress import Progress, fetch_model
-
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
         click.echo("crib: note: ~/.claude/ memory applies to every project; `--global` imports it into the global store", err=True)
@@ -47,9 +47,6 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
 @click.option("--raw", is_flag=True, help="Print what is stored, unredacted (a byte-faithful backup of entries written before redaction).")
 def export(raw: bool) -> None:
     """Write every entry as JSONL to stdout (id, type, content, created_at, metadata), secrets redacted."""
-    # deferred: the SessionStart hook would import it up front (33 ms)
-    from ...text.redact import redact_value
-
     with open_memory(create=False, readonly=True) as memory:
         for record in memory.export():
             click.echo(json.dumps(record if raw else redact_value(record), ensure_ascii=False))
@@ -61,11 +58,6 @@ def export(raw: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of facts.")
 def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
     """List current facts (about ENTITY, or all); --all adds superseded versions with their dates."""
-    # deferred: `crib mcp` start would import apsw up front (90 ms); the SessionStart hook would import it up front (30
-    #   ms)
-    from ...store.facts import facts_command_output
-    from ...text.redact import redact_for_render, redact_value
-
     with open_memory(create=False, readonly=True) as memory:
         text = facts_command_output(memory.store, entity, all_versions, as_json)
     # facts extracted from text stored before redaction existed: redacted as shown (JSON stays JSON)
@@ -77,9 +69,6 @@ def facts(entity: str | None, all_versions: bool, as_json: bool) -> None:
 @click.option("--write-cues", is_flag=True, help="Then let CRIB_CUE_MODEL write the recall cue of every memory stored without one.")
 def reindex(embedder: str | None, write_cues: bool) -> None:
     """Embed entries that have no vector (the queue), or switch embedders explicitly."""
-    # deferred: the SessionStart hook would import tqdm up front (52 ms)
-    from ..progress import Progress, fetch_model
-
     model = get_settings().cue_model
     if write_cues and not model:
         raise ConfigError("--write-cues needs CRIB_CUE_MODEL: the Ollama model that writes the cues (e.g. gemma3:1b)")
@@ -87,12 +76,6 @@ def reindex(embedder: str | None, write_cues: bool) -> None:
         fetch_model(memory)
         result = memory.reindex(embedder, on_progress=progress)
     if write_cues and model:
-        # deferred: the SessionStart hook would import httpx up front (2062 ms)
-        from ...write.manage import write_missing_cues
-
         with open_memory(create=False) as memory, Progress("cues", unit="entries") as progress:
             result.update(write_missing_cues(memory, model, on_progress=progress))
     click.echo(json.dumps(result))
-
-
-COMMANDS: tuple[click.Command, ...] = (import_, export, facts, reindex,)

@@ -24,6 +24,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -104,9 +105,6 @@ class MiniLMEmbedder:
             else:
                 # imported here: concurrent.futures pulls in logging (~10 ms), and the
                 # per-prompt path (one query, one batch) never needs it
-                # deferred: `crib retrieve` when nothing is shown would import it up front (60 ms)
-                from concurrent.futures import ThreadPoolExecutor
-
                 with ThreadPoolExecutor(max_workers=min(self.workers, len(chunks))) as pool:
                     list(pool.map(run, chunks))  # list(): re-raises a worker's exception
         return out

@@ -7,7 +7,7 @@ the embedder, extractor and reranker in :mod:`.embedder`, :mod:`.extractor` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import httpx
 import ollama
@@ -20,10 +20,6 @@ from ..ollama_host import (
     ollama_host,
     one_line,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    import ollama
-
 
 EMBED_TIMEOUT = 2.0
 
@@ -67,14 +63,8 @@ class OllamaBase:
 
     @property
     def client(self) -> "ollama.Client":
-        """The ``ollama.Client`` (created on first use; imports ``ollama`` then)."""
+        """The ``ollama.Client`` (created on first use)."""
         if self._client is None:
-            try:
-                # deferred: optional, falls back when missing (<1 ms)
-                import httpx
-                import ollama
-            except ImportError as exc:  # pragma: no cover - a declared dependency
-                raise ModelUnavailable(f"the ollama package is not installed ({exc})") from None
             # Loopback never goes through an HTTP proxy (httpx would otherwise honour HTTP_PROXY), and
             # plain http on loopback needs no TLS context (building the default one costs ~100 ms).
             loopback = is_loopback(self.host)

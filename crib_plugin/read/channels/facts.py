@@ -33,7 +33,8 @@ class FactsChannel:
     gate = "match"  # any floor-passing hit opens the relevance gate (a fact matched on two counts)
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
-        # deferred: `crib mcp` start would import apsw up front (138 ms)
+        # deferred: store.facts and read.query load apsw and the text rules (12 % of `import numpy` beside the
+        # SessionStart hook's modules); the channel registers before `crib retrieve` forks, and this runs after
         from ...store.facts import match_facts  # here, not at import: registration must stay cheap
         from ..query import terms
 

@@ -77,15 +77,16 @@ class FullTextChannel:
     gate = "coverage"  # the relevance gate measures how much of the prompt its top hits contain
 
     def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
-        # imported here: registering the channel (before the prefetch fork) must stay cheap
-        # deferred: `crib mcp` start would import apsw up front (144 ms)
+        # deferred: read.query (9 % of `import numpy` beside the SessionStart hook's modules) after the
+        # prefetch fork: registering the channel, before it, must stay cheap
         from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression
 
         store = memory.store
         found = terms(query.text)
         parts: list[Scored] = []
         if query.fts_expression:
-            # deferred: `crib mcp` start would import apsw up front (49 ms)
+            # deferred: text.common_terms loads apsw (through text.words); this module is imported when the
+            # channel registers, before `crib retrieve` forks its prefetch worker, and this runs after
             from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
 
             words = store.fts_search(retrieval_expression(store, query.text, query.fts_expression), limit)

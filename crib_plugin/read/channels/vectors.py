@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ...core.cues import CUE_DISCOUNT, cue_space_key
 from ...core.errors import CribError
 from ...core.records import ChannelHit, ChannelResult, Query
 from ...plugins.hookspecs import hookimpl
@@ -85,9 +86,6 @@ def nearest(memory: "Memory", table: str, vector: bytes, limit: int) -> list[tup
     the memory still does. A cue's cosine counts :data:`~crib_plugin.cues.CUE_DISCOUNT` less: a
     cue names situations in general words, so it sits nearer every prompt than the memory's own
     text. Without a cue space this is the content space's k-NN alone."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (<1 ms)
-    from ...core.cues import CUE_DISCOUNT, cue_space_key
-
     best: dict[int, tuple[float, bool]] = {}
     for entry_id, distance in memory.store.vector_search(table, vector, limit):
         best[entry_id] = (1.0 - distance, False)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.cues import cue_of
 from ...core.deadline import call_within
 from ...core.records import Hit, Retrieval
+from ...models.base import Candidate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...models.base import Judge
@@ -87,9 +88,6 @@ def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: 
     ``pool`` (the candidates from before the gate), in that order, and keep only the facts one of
     them stated. ``False`` (the offline block kept, a note added) when the judge fails or misses
     ``deadline``."""
-    # deferred: `crib retrieve` on a CJK prompt would import it up front (1 ms)
-    from ...models.base import Candidate
-
     name = getattr(judge, "model", None) or type(judge).__name__
     block = {h.entry.id for h in retrieval.hits}
     pool = [*retrieval.hits, *(h for h in pool if h.entry.id not in block)]
