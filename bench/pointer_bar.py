@@ -1,14 +1,14 @@
 """Calibrate the pointer tier's "maybe" bar (:mod:`crib_plugin.read.pointers`) on the coding set's dev split and on LoCoMo.
 
-For each setting of the tier — how many of the next candidates of the fused and of the vector
-ranking it takes (``NEXT``), the snippet's length (``SNIPPET_CHARS``) and the crowd margin of the
+For each setting of the tier — how many pointers it fills from the fused and the vector ranking
+in turn (``MAX_POINTERS``), the snippet's length (``SNIPPET_CHARS``) and the crowd margin of the
 maybe gate (``MAYBE_MARGIN``) — it runs the coding set (one split, dev by default: tune there,
 report test) and LoCoMo (the first ``--conversations`` conversations, ``--questions`` questions
 each), and prints one row: coding hit of the entries and of entries ∪ pointers, precision of the
 entries, silence (nothing at all), pointers and tokens (characters / 4) per block; LoCoMo evidence
 recall of the entries and of entries ∪ pointers. The module's values are restored afterwards.
 
-    python bench/pointer_bar.py [--next 3 …] [--snippet 64 …] [--margin 0.15 …] [--split dev]
+    python bench/pointer_bar.py [--max 8 …] [--snippet 64 …] [--margin 0.15 …] [--split dev]
                                 [--conversations 3] [--questions 100] [--no-locomo]
 """
 
@@ -32,7 +32,7 @@ def _floats(values: list[str] | None, default: float) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--next", action="append", help="NEXT values (default: the module's)")
+    parser.add_argument("--max", action="append", help="MAX_POINTERS values (default: the module's)")
     parser.add_argument("--snippet", action="append", help="SNIPPET_CHARS values (default: the module's)")
     parser.add_argument("--margin", action="append", help="MAYBE_MARGIN values (default: the module's)")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="dev", help="coding split (tune on dev)")
@@ -42,20 +42,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path(".state/eval"), help="where the stores are built and reused")
     parser.add_argument("--data", type=Path, default=None, help="the coding set's folder (default: the shipped one)")
     args = parser.parse_args(argv)
-    saved = (pointers.NEXT, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN, pointers.MAX_POINTERS)
+    saved = (pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN)
     grid = list(itertools.product(
-        [int(v) for v in _floats(args.next, pointers.NEXT)],
+        [int(v) for v in _floats(args.max, pointers.MAX_POINTERS)],
         [int(v) for v in _floats(args.snippet, pointers.SNIPPET_CHARS)],
         _floats(args.margin, pointers.MAYBE_MARGIN),
     ))
     locomo = None if args.no_locomo else _locomo_setup(args)
-    print(f"| next | snippet | margin | coding {args.split}: hit % | hit ∪ pointers % | precision % | silence (nothing) % "
+    print(f"| pointers at most | snippet | margin | coding {args.split}: hit % | hit ∪ pointers % | precision % | silence (nothing) % "
           "| pointers | tokens | LoCoMo evidence: entries % | entries ∪ pointers % | items |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     try:
         for following, chars, margin in grid:
-            pointers.NEXT, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN = following, chars, margin
-            pointers.MAX_POINTERS = 2 * following
+            pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN = following, chars, margin
             report = coding.run(split=args.split, cache_dir=args.cache, data_dir=args.data)
             s = report.summary()
             row = (f"| {following} | {chars} | {margin:.2f} | {_pct(s.hit)} | {_pct(s.hit_pointers)} | {_pct(s.precision)} "
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 row += " – | – | – |"
             print(row, flush=True)
     finally:
-        pointers.NEXT, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN, pointers.MAX_POINTERS = saved
+        pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN = saved
     return 0
 
 

@@ -306,19 +306,18 @@ def test_the_session_context_figure_counts_what_session_start_reinjects(subset: 
 
 
 def test_pointer_bar_bench_sweeps_the_pointer_depth(subset: Path, tmp_path: Path) -> None:
-    """`bench/pointer_bar.py`: with no next candidates taken, hit ∪ pointers is the entries' hit and
-    no block holds a pointer; with four of each ranking, pointers appear (the module's values are
-    restored after)."""
+    """`bench/pointer_bar.py`: with no pointer allowed, hit ∪ pointers is the entries' hit and no
+    block holds a pointer; with eight, pointers appear (the module's values are restored after)."""
     import subprocess
     import sys
 
     script = Path(__file__).resolve().parent.parent / "bench" / "pointer_bar.py"
     result = subprocess.run([sys.executable, str(script), "--data", str(subset), "--cache", str(tmp_path / "cache"),
-                             "--split", "all", "--no-locomo", "--next", "0", "--next", "4"],
+                             "--split", "all", "--no-locomo", "--max", "0", "--max", "8"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in result.stdout.splitlines()
-            if line.startswith(("| 0 ", "| 4 "))]
-    none, four = rows
+            if line.startswith(("| 0 ", "| 8 "))]
+    none, eight = rows
     assert none[0] == "0" and none[3] == none[4] and none[7] == "0.0"
-    assert four[0] == "4" and float(four[7]) > 0 and float(four[4]) >= float(four[3])
+    assert eight[0] == "8" and float(eight[7]) > 0 and float(eight[4]) >= float(eight[3])

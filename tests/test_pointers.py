@@ -76,7 +76,7 @@ def ids(hits: list[Hit]) -> list[int]:
 def test_pointers_are_the_next_candidates_of_the_fused_ranking_without_a_score_bar() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.5, 0.4, 0.3, 0.25, 0.21, 0.15, 0.1], kept=2)
     choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
-    assert ids(retrieval.pointers) == [3, 4, 5, 6]  # not the entries; the next NEXT (4), however weak
+    assert ids(retrieval.pointers) == [3, 4, 5, 6, 7, 8, 9]  # not the entries; the rest up to MAX_POINTERS, however weak
     choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3, 4]
     weak = [1.0, 0.9, 0.02, 0.01]  # no relative bar: rank decides, the gate decided whether to point at all
@@ -96,6 +96,28 @@ def test_the_vector_channels_own_next_candidates_are_taken_in_turn_with_the_fuse
     assert ids(retrieval.pointers) == [2, 6, 3, 9, 4, 5]  # fused 2, vector 6, fused 3, vector 9, fused 4 (vector 2: once), fused 5
     text = explain_text(retrieval)
     assert "vector rank 2 after the entries (cosine 0.400)" in text and "fused rank 1 after the entries" in text
+
+
+def test_full_texts_own_ranking_is_taken_in_turn_after_the_fused_and_the_vector_one() -> None:
+    # Fused 1..5 (1 shown); the vector ranks 5 first; full text ranks 3 (taken already by the fused
+    # ranking: its next one is taken instead) and then 8, which the fusion dropped below its floor.
+    only_words = entry(8, "a memory full text found with the prompt's exact words")
+    memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7, 0.6], kept=1, extra=[only_words])
+    retrieval.channels = [ChannelResult("vector", [ChannelHit(5, 1, 0.61, "vector")]),
+                          ChannelResult("fts", [ChannelHit(2, 1, 9.0, "fts"), ChannelHit(8, 2, 7.5, "fts")])]
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    assert ids(retrieval.pointers) == [2, 5, 8, 3, 4]  # fused 2, vector 5, fts 8 (its 2 was taken), fused 3, 4
+    assert "fts rank 2 after the entries (score 7.500)" in explain_text(retrieval)
+
+
+def test_where_the_two_rankings_agree_the_tier_fills_its_slots_from_further_down_both() -> None:
+    # Fused and vector rankings identical (2, 3, 4, …): taking a fixed few of each would give four
+    # pointers; each memory counts once, so the tier goes on down both until MAX_POINTERS.
+    memory, retrieval, pool = setup([1.0 - i / 20 for i in range(14)], kept=1)
+    retrieval.channels = [ChannelResult("vector", [ChannelHit(i, i, 0.9 - i / 50, "vector") for i in range(1, 15)])]
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    assert pointers.MAX_POINTERS == 8
+    assert ids(retrieval.pointers) == [2, 3, 4, 5, 6, 7, 8, 9]
 
 
 def test_nothing_is_pointed_to_when_nothing_says_maybe() -> None:

@@ -4,7 +4,7 @@ The per-entry cut (:mod:`crib_plugin.read.gate.evidence`) shows in full only the
 clears it. The right memory is often just below it — the next few search hits hold it far more
 often than the block does — and the reader of the block is a strong model that can judge a short
 hint and look further. So below the full entries the block lists, as **pointers**, the next
-candidates of the fused and the vector rankings: id, date, type, scope and the first
+candidates of the fused, the vector and the full-text rankings: id, date, type, scope and the first
 :data:`SNIPPET_CHARS` characters cut at a word boundary, under a heading that says how to read the
 rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
 
@@ -14,11 +14,11 @@ Whether to point at all is decided for the prompt; to what, by rank alone:
   when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
   crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
   at the gate, here accepted from the floor up (the "maybe gate");
-* **the candidates**: the next :data:`NEXT` of the fused ranking and the next :data:`NEXT` of the
-  vector channel's own ranking, in turn by rank, with no score bar — the reader of the block
-  judges a one-line hint better than a threshold on fused scores does.
+* **the candidates**: the fused ranking and the vector's and full text's own rankings
+  (:data:`RANKINGS`), in turn, each memory once, until :data:`MAX_POINTERS` — no score bar: the reader of the block judges a
+  one-line hint better than a threshold on fused scores does.
 
-``NEXT`` and the snippet's length were chosen on the coding set's dev split and LoCoMo
+``MAX_POINTERS`` and the snippet's length were chosen on the coding set's dev split and LoCoMo
 (``bench/pointer_bar.py``); see ``docs/pointers.md`` for the figures and the ceilings measured first.
 
 Every rule of the full tier holds for pointers: a pointer is never an entry already in the block
@@ -35,30 +35,32 @@ from typing import TYPE_CHECKING
 
 from ..core.authorship import project_filter, readable
 from ..core.errors import CribError
-from ..core.records import Hit, Retrieval
+from ..core.records import ChannelHit, Hit, Retrieval
 from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike as Memory
 
-__all__ = ["MAX_POINTERS", "NEXT", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
+__all__ = ["MAX_POINTERS", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
 
-NEXT = 4
-"""Pointers come from the next this-many candidates of the fused ranking *and* of the vector
-channel alone (not already shown): on the coding set the vector's own ranking holds a relevant
-memory that the fusion ranks lower (dev: top 3 of the vector 77 % against 65 % of the fused)."""
-MAX_POINTERS = 2 * NEXT
-"""At most this many pointers in one block (both rankings' next candidates, when they differ)."""
+MAX_POINTERS = 8
+"""At most this many pointers in one block, filled from the fused ranking and the vector channel's
+own ranking in turn by rank, each memory once: where the two rankings agree the tier reaches
+further down both instead of leaving slots empty (coding dev: the next 4 of each gave 5.1 pointers
+a block and 89.2 % hit ∪ pointers; filling 8 gives 91.6 %). The vector's own ranking is there
+because on the coding set it holds a relevant memory that the fusion ranks lower (dev: top 3 of
+the vector 77 % against 65 % of the fused)."""
 MAYBE_MARGIN = CROWD_MARGIN
 """How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
-SNIPPET_CHARS = 48
+SNIPPET_CHARS = 40
 """The first characters of a memory a pointer shows (cut back to a word boundary): enough to judge
-whether to read it, cheap enough that eight fit beside the entries."""
+whether to read it, cheap enough that eight fit beside the entries (48 gave coding dev blocks of
+259 tokens with eight slots, 40 gives 246; docs/benchmarks.md, seventh pass)."""
 POINTER_OVERHEAD = 36
 """Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] ``)."""
-HEADING_CHARS = 80
+HEADING_CHARS = 60
 """Characters of the pointer tier's heading, counted once against the budget."""
 
 
@@ -113,9 +115,9 @@ def choose_pointers(
 ) -> None:
     """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
 
-    The candidates are the next :data:`NEXT` of the fused ranking and the next :data:`NEXT` of the
-    vector channel's own ranking (neither shown in full nor given to the session), taken by rank in
-    turn — fused first — with no score bar: the prompt-level decision (the gate, else the maybe
+    The candidates are the fused ranking and the :data:`RANKINGS` channels' own rankings (none
+    shown in full nor given to the session), taken in turn — fused first — each memory once, until
+    ``limit`` (:data:`MAX_POINTERS`), with no score bar: the prompt-level decision (the gate, else the maybe
     gate) says whether to point at all, the rank says to what.
 
     ``skip``: entry ids the session was already given (in full or as pointers). ``used``: the
@@ -128,12 +130,12 @@ def choose_pointers(
     if not retrieval.hits and _maybe_gate(memory, retrieval) is None:
         return
     skipped = set(skip) | {h.entry.id for h in retrieval.hits}
-    fused = [h for h in pool if h.entry.id not in skipped][:NEXT]
+    fused = [h for h in pool if h.entry.id not in skipped][:limit]
     room = budget - used - HEADING_CHARS
     chosen: list[Hit] = []
     taken = {h.entry.id for h in retrieval.hits}
     wanted = project_filter(memory.settings.projects)  # a shared store answering for one project
-    for hit, why in _current(memory, retrieval, _by_rank(memory, retrieval, fused, skipped)):
+    for hit, why in _current(memory, retrieval, _by_rank(memory, retrieval, fused, skipped, limit)):
         if len(chosen) >= limit:
             break
         if hit.entry.id in taken or hit.entry.id in skipped or not readable(hit.entry.project, wanted):
@@ -149,33 +151,47 @@ def choose_pointers(
     retrieval.pointers = chosen
 
 
-def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: set[int]) -> list[tuple[Hit, str]]:
-    """The fused and the vector channel's next candidates, in turn by rank (fused first), each once,
-    with why. A vector candidate the fusion ranked too carries its fused hit; one it left out (below
-    a floor) carries the score of the fused candidate at its rank, so two stores' pointers merge in
-    rank order (:func:`merge_pointers`)."""
-    vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
-    ranked = sorted(vector.hits, key=lambda h: -h.score) if vector is not None else []
-    nearest = [h for h in ranked if h.entry_id not in skipped][:NEXT]
+RANKINGS = ("vector", "fts")
+"""The channels whose own rankings the pointer tier takes in turn with the fused one: the vector
+channel reaches paraphrases the fusion ranks low, full text the exact words it ranks low (coding
+test: one prompt more than the fused and vector rankings alone, at the same eight slots)."""
+
+
+def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: set[int], depth: int) -> list[tuple[Hit, str]]:
+    """The fused ranking's and each of :data:`RANKINGS`' first ``depth`` candidates, in turn — each
+    ranking's next memory not taken yet, fused first — each once, with why. A channel's candidate the fusion ranked too carries its
+    fused hit; one it left out (below a floor) carries the score of the fused candidate at its rank,
+    so two stores' pointers merge in rank order (:func:`merge_pointers`)."""
     known = {h.entry.id: h for h in fused}
-    missing = [h.entry_id for h in nearest if h.entry_id not in known]
+    own: list[tuple[str, list[ChannelHit]]] = []
+    for name in RANKINGS:
+        channel = next((c for c in retrieval.channels if c.channel == name and c.ran), None)
+        ranked = sorted(channel.hits, key=lambda h: -h.score) if channel is not None else []
+        own.append((name, [h for h in ranked if h.entry_id not in skipped][:depth]))
+    missing = list(dict.fromkeys(h.entry_id for _, hits in own for h in hits if h.entry_id not in known))
     entries = memory.store.get_entries(missing) if missing else {}
+    lists: list[list[tuple[Hit | None, str]]] = [[(h, f"fused rank {n + 1} after the entries") for n, h in enumerate(fused)]]
+    for name, hits in own:
+        column: list[tuple[Hit | None, str]] = []
+        for n, near in enumerate(hits):
+            floor_score = fused[min(n, len(fused) - 1)].score if fused else near.score
+            entry = known[near.entry_id].entry if near.entry_id in known else entries.get(near.entry_id)
+            hit = known.get(near.entry_id) or (Hit(entry, floor_score, {name: near}) if entry is not None else None)
+            score = f"cosine {near.score:.3f}" if name == "vector" else f"score {near.score:.3f}"
+            column.append((hit, f"{name} rank {n + 1} after the entries ({score})"))
+        lists.append(column)
     out: list[tuple[Hit, str]] = []
     seen: set[int] = set()
-    for rank in range(NEXT):
-        pair: list[tuple[Hit | None, str]] = []
-        if rank < len(fused):
-            pair.append((fused[rank], f"fused rank {rank + 1} after the entries"))
-        if rank < len(nearest):
-            near = nearest[rank]
-            floor_score = fused[min(rank, len(fused) - 1)].score if fused else near.score
-            entry = known[near.entry_id].entry if near.entry_id in known else entries.get(near.entry_id)
-            hit = known.get(near.entry_id) or (Hit(entry, floor_score, {"vector": near}) if entry is not None else None)
-            pair.append((hit, f"vector rank {rank + 1} after the entries (cosine {near.score:.3f})"))
-        for hit, why in pair:
-            if hit is not None and hit.entry.id not in seen:
-                seen.add(hit.entry.id)
-                out.append((hit, why))
+    cursors = [0] * len(lists)
+    while any(c < len(column) for c, column in zip(cursors, lists)):
+        for k, column in enumerate(lists):  # each ranking's next memory not taken yet, in turn
+            while cursors[k] < len(column):
+                hit, why = column[cursors[k]]
+                cursors[k] += 1
+                if hit is not None and hit.entry.id not in seen:
+                    seen.add(hit.entry.id)
+                    out.append((hit, why))
+                    break
     return out
 
 
