@@ -199,9 +199,12 @@ def time_commands(db: Path, runs: int) -> dict[str, Command]:
     return commands
 
 
-def time_writes(db: Path, per_type: int, vectors: str = "auto") -> dict[str, list[float]]:
+def time_writes(db: Path, per_type: int, vectors: str = "auto", settle: bool = False) -> dict[str, list[float]]:
     """Wall time of ``crib write --type T`` as fresh processes (``CRIB_WRITE_VECTORS=vectors``);
-    each written entry is deleted after (once a background embedder is done with it)."""
+    each written entry is deleted after (once a background embedder is done with it). ``settle``
+    starts each timed write only once the previous write's background embedder has finished, as
+    an agent's single write finds the machine; without it the writes run back to back and each
+    shares the two cores with the embedder the one before started."""
     env = dict(os.environ, CRIB_DB=str(db.resolve()), CRIB_WRITE_VECTORS=vectors)
     out: dict[str, list[float]] = {}
     for kind in TYPES:
@@ -209,6 +212,8 @@ def time_writes(db: Path, per_type: int, vectors: str = "auto") -> dict[str, lis
             _k, text = synthetic_entry(10_000_000 + n * 7 + TYPES.index(kind))
             if kind == "decision":
                 text = "Decided to move the release runner from fish to zsh; " + text
+            if settle:
+                _wait_for_worker(db)
             started = time.perf_counter()
             result = subprocess.run([*crib_command(), "write", "--type", kind, text], env=env, capture_output=True, text=True)
             out.setdefault(kind, []).append(time.perf_counter() - started)
@@ -232,6 +237,25 @@ def _wait_for_embedder(db: Path, timeout: float = 300.0) -> None:
             if not memory.store.pending():
                 return
         time.sleep(1)
+
+
+def _wait_for_worker(db: Path, timeout: float = 300.0) -> None:
+    """Until no background embedder runs for ``db``: its lock (``<db>-embedder.lock``) is free and
+    the queue is empty (the worker looks at the queue again after releasing the lock)."""
+    import fcntl
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"{db}-embedder.lock", "a+") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                time.sleep(0.2)
+                continue
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        _wait_for_embedder(db)
+        time.sleep(0.5)  # the worker's process exits after it releases the lock
+        return
 
 
 def _drop_written(db: Path) -> None:
@@ -346,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
     parser.add_argument("--write-vectors", default="auto",
                         help="CRIB_WRITE_VECTORS for the timed writes: auto (crib's default), inline or background; a comma list runs each")
+    parser.add_argument("--settle", action="store_true",
+                        help="start each timed write once the previous write's background embedder is done")
     parser.add_argument("--recall", type=int, default=300, help="queries for recall@10 against exact k-NN (0: skip)")
     parser.add_argument("--import-entries", type=int, default=0, help="also time the import path on this many entries")
     parser.add_argument("--import-embed", type=int, default=2000,
@@ -369,9 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{load_note()}{f'; {failed} failed runs' if failed else ''} |")
         extras.append(f"{size:,}: store {note}")
         for mode in [m.strip() for m in args.write_vectors.split(",") if m.strip()] if args.writes else []:
-            writes = time_writes(db, args.writes, mode)
+            writes = time_writes(db, args.writes, mode, args.settle)
             yardstick = statistics.median(writes.pop("numpy"))
-            extras.append(f"{size:,}: `crib write` ({mode}) median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items())
+            extras.append(f"{size:,}: `crib write` ({mode}{', settled' if args.settle else ''}) median ms by type — " + ", ".join(f"{k} {_ms(v)}" for k, v in writes.items())
                           + f"; `import numpy` interleaved {1000 * yardstick:.0f} ms: ×{max(statistics.median(v) for v in writes.values()) / yardstick:.1f} at most")
         if args.recall:
             recall, exact_ms, fast_ms, n = recall_at_10(db, args.recall)

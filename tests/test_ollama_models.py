@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -142,6 +144,19 @@ def test_probe_unreachable_is_fast_and_never_raises() -> None:
     assert info["reachable"] is False
     assert info["version"] is None and info["models"] == []
     assert isinstance(info["error"], str) and "\n" not in info["error"]
+
+
+def test_probe_of_a_closed_loopback_port_never_loads_urllib_request() -> None:
+    """The offline default (nothing on Ollama's port): a bare TCP knock answers, so a write or a
+    SessionStart hook does not pay for importing ``urllib.request`` (≈ 24 ms) to learn it."""
+    code = (
+        "import sys; from crib_plugin.models.ollama_host import probe_ollama; "
+        f"info = probe_ollama({closed_host()!r}); "
+        "print(info['reachable'], 'urllib.request' in sys.modules, info['error'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 2)
+    assert out[:2] == ["False", "False"], out
+    assert out[2].startswith("cannot reach http://127.0.0.1:")
 
 
 def test_probe_timeout(fake_ollama: FakeOllama) -> None:
