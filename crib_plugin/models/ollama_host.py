@@ -121,6 +121,19 @@ def one_line(text: Any, limit: int = 200) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
+def knock(base: str, timeout: float) -> str | None:
+    """``None`` when something accepts a TCP connection on ``base``'s host and port, else why not
+    (one line): the probe's first step for a loopback host, with nothing but :mod:`socket`."""
+    parts = urllib.parse.urlsplit(base)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT), timeout=timeout):
+            return None
+    except TimeoutError:
+        return f"no answer from {base} within {timeout:g}s"
+    except OSError as exc:
+        return one_line(f"cannot reach {base}: {exc.strerror or exc}")
+
+
 def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any]:
     """Ask an Ollama server whether it is there, which version it is and which models it has.
 
@@ -136,26 +149,19 @@ def probe_ollama(host: str | None = None, timeout: float = 0.5) -> dict[str, Any
     try:
         base = ollama_host(host)
         result["host"] = base
-        if is_loopback(base):
-            parts = urllib.parse.urlsplit(base)
-            try:
-                with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or DEFAULT_PORT), timeout=timeout):
-                    pass
-            except TimeoutError:
-                raise
-            except OSError as exc:
-                raise ConnectionRefusedError(exc.strerror or str(exc)) from exc
-        # deferred: urllib.request costs ≈ 24 ms (-X importtime, ≈ 20 % of `import numpy`) and a
-        # write or SessionStart with no Ollama listening (the offline default) never gets here
-        from .ollama_http import ask_ollama
+        direct = is_loopback(base)  # a loopback server is never behind a proxy
+        result["error"] = knock(base, timeout) if direct else None
+        if result["error"] is None:
+            # deferred: urllib.request costs ≈ 24 ms (-X importtime, ≈ 20 % of `import numpy`) and a
+            # write or SessionStart with no Ollama listening (the offline default) never gets here
+            from .ollama_http import ask_ollama
 
-        result.update(ask_ollama(base, timeout, direct=is_loopback(base)))
-    except ConnectionRefusedError as exc:
-        result["error"] = one_line(f"cannot reach {result['host']}: {exc.args[0] if exc.args else exc}")
+            result.update(ask_ollama(base, timeout, direct=direct))
+            result["error"] = result["error"] and one_line(result["error"])
     except TimeoutError:
         result["error"] = f"no answer from {result['host']} within {timeout:g}s"
     except Exception as exc:  # noqa: BLE001 - a probe never raises
-        result["error"] = one_line(str(exc)) if getattr(exc, "probe_message", False) else one_line(f"{type(exc).__name__}: {exc}")
+        result["error"] = one_line(f"{type(exc).__name__}: {exc}")
     result["seconds"] = round(time.monotonic() - started, 4)
     return result
 

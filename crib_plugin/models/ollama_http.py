@@ -13,16 +13,11 @@ import urllib.request
 from typing import Any
 
 
-class ProbeError(Exception):
-    """A probe failure whose message is already the one-line reason to show."""
-
-    probe_message = True
-
-
 def ask_ollama(base: str, timeout: float, *, direct: bool) -> dict[str, Any]:
-    """``{"version", "models", "reachable": True}`` from the server at ``base``; raises
-    :class:`ProbeError` (a one-line reason) or ``TimeoutError``. ``direct`` bypasses any proxy
-    (a loopback server is never behind one)."""
+    """``{"version", "models", "reachable", "error"}`` from the server at ``base``: ``error`` is a
+    reason (the caller makes it one line) when it did not answer as Ollama does. Raises ``TimeoutError`` on a read timeout
+    (and whatever an unexpected answer raises: the caller turns both into its error line).
+    ``direct`` bypasses any proxy (a loopback server is never behind one)."""
     handlers: list[Any] = [urllib.request.ProxyHandler({})] if direct else []
     opener = urllib.request.build_opener(*handlers)
 
@@ -30,7 +25,7 @@ def ask_ollama(base: str, timeout: float, *, direct: bool) -> dict[str, Any]:
         with opener.open(base + path, timeout=timeout) as resp:
             return json.loads(resp.read().decode("utf-8"))
 
-    found: dict[str, Any] = {"version": None, "models": [], "reachable": False}
+    found: dict[str, Any] = {"version": None, "models": [], "reachable": False, "error": None}
     try:
         try:
             version = get("/api/version")
@@ -40,11 +35,11 @@ def ask_ollama(base: str, timeout: float, *, direct: bool) -> dict[str, Any]:
             pass  # an old or proxied server without /api/version can still list models
         tags = get("/api/tags")
     except urllib.error.HTTPError as exc:
-        raise ProbeError(f"HTTP {exc.code} from {base}") from exc
+        return {**found, "error": f"HTTP {exc.code} from {base}"}
     except urllib.error.URLError as exc:
-        raise ProbeError(f"cannot reach {base}: {exc.reason}") from exc
+        return {**found, "error": f"cannot reach {base}: {exc.reason}"}
     if not isinstance(tags, dict) or not isinstance(tags.get("models"), list):
-        raise ProbeError("ValueError: /api/tags did not return a model list")
+        return {**found, "error": "ValueError: /api/tags did not return a model list"}
     found["models"] = [
         str(m.get("name") or m.get("model")) for m in tags["models"] if isinstance(m, dict) and (m.get("name") or m.get("model"))
     ]
