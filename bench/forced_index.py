@@ -7,7 +7,7 @@ The evaluation stores are small (a LoCoMo conversation ≈ 600 turns, the coding
 so in normal use they never get an index (:data:`crib_plugin.store.vector_index.MIN_VECTORS`) and
 their figures cannot move. Here the threshold is 1 and a store without a current index gets one
 built on its first search, so every k-NN goes through binary codes and exact rescoring of
-``--candidates`` of them (default: crib's :data:`~crib_plugin.store.vector_index.CANDIDATES`, which
+``--candidates`` of them (default: crib's :data:`~crib_plugin.store.vector_codes.CANDIDATES`, which
 on a 600-row store means every row). ``--candidates 20`` shows what the approximation alone costs.
 """
 
@@ -17,10 +17,10 @@ import sys
 
 
 def main(argv: list[str]) -> None:
-    from crib_plugin.store import vector_index, vector_index_build
+    from crib_plugin.store import vector_codes, vector_index, vector_index_build
 
     if argv[:1] == ["--candidates"]:
-        vector_index.CANDIDATES = int(argv[1])
+        vector_codes.CANDIDATES = int(argv[1])  # read by Index.candidate_count
         argv = argv[2:]
     vector_index.MIN_VECTORS = 1
     search = vector_index.search

@@ -23,9 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crib_plugin.store.postgres_schema import ENTRY_COUNT  # noqa: E402
+from crib_plugin.store.postgres_search import PgEntriesMixin  # noqa: E402
 
 EXACT_SQL = "SELECT count(*) FROM entries"  # count_entries before schema version 6
-KEPT_SQL = "SELECT coalesce(sum(n), 0) FROM entry_count"  # PgEntriesMixin.COUNT_SQL
+KEPT_SQL = PgEntriesMixin.COUNT_SQL
 
 
 def timed(conn: object, sql: str) -> tuple[float, int]:

@@ -244,9 +244,11 @@ def _wait_for_worker(db: Path, timeout: float = 300.0) -> None:
     the queue is empty (the worker looks at the queue again after releasing the lock)."""
     import fcntl
 
+    from crib_plugin.hosts.embed_worker import lock_path
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with open(f"{db}-embedder.lock", "a+") as lock:
+        with open(lock_path(db), "a+") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

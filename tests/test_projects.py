@@ -45,3 +45,15 @@ def test_a_shared_store_answers_for_one_project_or_all(db: Any, tmp_path: Path, 
         assert {row["detail"].get("project") for row in rows if row["action"] == "write"} == {"beta"}
     alpha = contents("search", "deploys", projects="alpha")
     assert "Helm" in alpha and "Terraform" not in alpha
+
+
+def test_a_time_window_prompt_answers_for_one_project(db: Any, tmp_path: Path, crib: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries a prompt's time window adds below the vector floor ("what did we decide today?")
+    obey ``CRIB_PROJECTS`` as the fused hits do."""
+    _write_from(tmp_path / "alpha", "type=decision Alpha pins its Postgres minor version.", crib, monkeypatch)
+    _write_from(tmp_path / "beta", "type=decision Beta rotates its API keys monthly.", crib, monkeypatch)
+    everything = crib("retrieve", input="what did we decide today?")
+    assert "Postgres" in everything.stdout and "rotates" in everything.stdout  # the window opened for both
+    block = crib("retrieve", input="what did we decide today?", env={"CRIB_PROJECTS": "this"})
+    assert block.returncode == 0, block.stderr
+    assert "rotates" in block.stdout and "Postgres" not in block.stdout

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,14 @@ def readable(entry_project: str | None, wanted: str | None) -> bool:
     entry when there is none; else that project's and those of no recorded project (written before
     crib recorded it: never hidden, since nothing says where they belong)."""
     return wanted is None or entry_project is None or entry_project == wanted
+
+
+def readable_entries(store: Any, ids: Sequence[int], setting: str) -> dict[int, Any]:
+    """``store.get_entries(ids)`` less the entries ``CRIB_PROJECTS`` (``setting``) hides: the one
+    place the read side fetches entries by id for a block (fused hits, a time window's entries,
+    pointers from a channel's own ranking)."""
+    wanted = project_filter(setting)
+    return {i: e for i, e in store.get_entries(list(ids)).items() if readable(e.project, wanted)} if ids else {}
 
 
 def author() -> dict[str, str]:

@@ -25,11 +25,16 @@ ROUNDS = 3
 """Looks at the queue at most this many times (an entry queued meanwhile starts another worker)."""
 
 
+def lock_path(db: str | Path) -> str:
+    """The file whose lock a running worker holds for the store ``db`` (benchmarks wait on it)."""
+    return f"{db}-embedder.lock"
+
+
 def run(db: Path) -> int:
     """Embed the queue of ``db`` under the store's lock; 0 when done or another worker holds it."""
     if fcntl is None or not db.exists():
         return 0
-    with open(f"{db}-embedder.lock", "a+") as lock:
+    with open(lock_path(db), "a+") as lock:
         for _round in range(ROUNDS):
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -104,7 +104,6 @@ def _guarded(fn: _F) -> _F:
         except CribError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # a bug: log it, answer with one line
-
             log_failure(f"mcp {fn.__name__}", exc)
             raise ToolError(f"crib failed: {type(exc).__name__}: {exc}") from None
 

@@ -33,7 +33,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..core.authorship import project_filter, readable
+from ..core.authorship import project_filter, readable, readable_entries
 from ..core.errors import CribError
 from ..core.records import ChannelHit, Hit, Retrieval
 from .channels.vectors import crowd_level
@@ -45,9 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MAX_POINTERS", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
 
 MAX_POINTERS = 8
-"""At most this many pointers in one block, filled from the fused ranking and the vector channel's
-own ranking in turn by rank, each memory once: where the two rankings agree the tier reaches
-further down both instead of leaving slots empty (coding dev: the next 4 of each gave 5.1 pointers
+"""At most this many pointers in one block, filled from the fused ranking and the :data:`RANKINGS`
+channels' own rankings in turn by rank, each memory once: where the rankings agree the tier reaches
+further down each instead of leaving slots empty (coding dev: the next 4 of each gave 5.1 pointers
 a block and 89.2 % hit ∪ pointers; filling 8 gives 91.6 %). The vector's own ranking is there
 because on the coding set it holds a relevant memory that the fusion ranks lower (dev: top 3 of
 the vector 77 % against 65 % of the fused)."""
@@ -134,7 +134,7 @@ def choose_pointers(
     room = budget - used - HEADING_CHARS
     chosen: list[Hit] = []
     taken = {h.entry.id for h in retrieval.hits}
-    wanted = project_filter(memory.settings.projects)  # a shared store answering for one project
+    wanted = project_filter(memory.settings.projects)  # a successor (_current) may be another project's
     for hit, why in _current(memory, retrieval, _by_rank(memory, retrieval, fused, skipped, limit)):
         if len(chosen) >= limit:
             break
@@ -169,7 +169,7 @@ def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: 
         ranked = sorted(channel.hits, key=lambda h: -h.score) if channel is not None else []
         own.append((name, [h for h in ranked if h.entry_id not in skipped][:depth]))
     missing = list(dict.fromkeys(h.entry_id for _, hits in own for h in hits if h.entry_id not in known))
-    entries = memory.store.get_entries(missing) if missing else {}
+    entries = readable_entries(memory.store, missing, memory.settings.projects)
     lists: list[list[tuple[Hit | None, str]]] = [[(h, f"fused rank {n + 1} after the entries") for n, h in enumerate(fused)]]
     for name, hits in own:
         column: list[tuple[Hit | None, str]] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ..core.authorship import project_filter, readable
+from ..core.authorship import readable_entries
 from ..core.errors import ConfigError, CribError
 from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval
@@ -107,10 +107,8 @@ def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | No
     mark = time.perf_counter()
     results = [r for r in retrieval.channels if only is None or r.channel in only]
     fused = fuse(results, weights=memory.channel_weights())
-    entries = memory.store.get_entries([f.entry_id for f in fused])
-    wanted = project_filter(memory.settings.projects)  # a shared store answering for one project
-    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused
-                      if f.entry_id in entries and readable(entries[f.entry_id].project, wanted)]
+    entries = readable_entries(memory.store, [f.entry_id for f in fused], memory.settings.projects)
+    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
     adjust_hits(memory, retrieval)  # time range boost, newer first on near-ties, corrections first
     facts: dict[int, Fact] = {}
     for result in results:

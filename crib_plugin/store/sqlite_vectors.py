@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.errors import CribError
 from ..core.timeutil import now_iso
-from . import vector_index  # 0.5 ms: json, os and pathlib; numpy only once an index is opened
-from . import vector_index_ahead
+from . import (
+    vector_index,  # 0.5 ms: json, os and pathlib; numpy only once an index is opened
+    vector_index_ahead,
+)
 from .sqlite_rows import space_table
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -32,7 +32,7 @@ from ..core.records import Entry, Triple
 from ..core.write_types import EMBED_BATCH, WriteReport
 from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
-from ..store.sqlite import EXTRACT_QUEUE, content_hash
+from ..store.sqlite_rows import EXTRACT_QUEUE, content_hash
 from .clean import clean_cue
 from .cue_model import CueWriter, cue_writer
 from .deferred import DEFERRED, in_background, start_background_embedder

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...core.authorship import readable_entries
 from ...core.cues import evidence_text
 from ...core.limits import MAX_SCAN_CHARS
 from ...core.records import Hit, Query, Retrieval
@@ -331,7 +332,7 @@ def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     scores = {h.entry_id: h for h in vector.hits} if vector else {}
     lowest = min((h.score for h in retrieval.hits), default=1.0)
-    entries = memory.store.get_entries(missing)
+    entries = readable_entries(memory.store, missing, memory.settings.projects)
     for entry_id in missing:
         if entry_id in entries:
             channel_hit = scores.get(entry_id)
