@@ -97,7 +97,6 @@ class PgFrequencyMixin:
     _term_statistics: TermStatistics | None = None
 
     if TYPE_CHECKING:  # provided by PostgresStore
-        COUNT_SQL: str
 
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
 
@@ -116,7 +115,7 @@ class PgFrequencyMixin:
         if not stats.usable:
             counts = [f"(SELECT count(*) FROM entries WHERE fts @@ {sql})" for sql, _ in queries]
             if with_total:
-                counts.append(f"({self.COUNT_SQL})")  # the kept count (migration 6), not a table scan
+                counts.append("(SELECT count(*) FROM entries)")  # below BIG_STORE; works before migration 6 too
             if not counts:
                 return 0, []
             row = self.execute("SELECT " + ", ".join(counts), [p for _, params in queries for p in params])[0]
