@@ -57,6 +57,14 @@ except ImportError:  # pragma: no cover - CLI use without pytest
 
 FAKE_VERSION = "0.12.6"
 LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import, before the fixtures point it at a fake
+LIVE_MODELS = {k: v for k, v in os.environ.items() if k.startswith("CRIB_") and k.endswith("_MODEL") and v}
+"""``CRIB_*_MODEL`` as set when the tests started: the autouse ``clean_env`` fixture removes every
+``CRIB_*`` variable before a test runs, so a live test reading them itself never saw the user's choice."""
+
+
+def live_model(variable: str, default: str) -> str:
+    """The model a live test runs: ``variable`` as set when the tests started, else ``default``."""
+    return LIVE_MODELS.get(variable) or default
 GENERATION_PATHS = ("/api/chat", "/api/generate")
 EMBED_PATHS = ("/api/embed", "/api/embeddings")
 _NOMIC_PREFIX = re.compile(r"^\s*(search_document|search_query|clustering|classification)\s*:\s*", re.I)

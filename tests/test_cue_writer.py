@@ -6,7 +6,6 @@ skips unless ``OLLAMA_HOST`` answers with the model.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
@@ -15,9 +14,9 @@ from crib_plugin.core.errors import ModelError
 from crib_plugin.models.ollama.cue_writer import CUE_SCHEMA, OllamaCueWriter, parse_cue
 
 try:
-    from fake_ollama import FakeOllama, live_host
+    from fake_ollama import FakeOllama, live_host, live_model
 except ImportError:  # pragma: no cover - run from the repository root
-    from tests.fake_ollama import FakeOllama, live_host
+    from tests.fake_ollama import FakeOllama, live_host, live_model
 
 MODEL = "gemma3:1b"
 MEMORY = "When a command is destructive (drops data, deletes resources), show it and wait for an explicit yes."
@@ -86,7 +85,7 @@ def _new(text: str) -> Any:
 
 @pytest.mark.ollama_live
 def test_live_cue_writer_is_deterministic() -> None:
-    model = os.environ.get("CRIB_CUE_MODEL") or MODEL
+    model = live_model("CRIB_CUE_MODEL", MODEL)
     writer = OllamaCueWriter(model=model, host=live_host(model), timeout=120)
     first = writer.write_cue(MEMORY, "preference")
     assert first == writer.write_cue(MEMORY, "preference") and 0 < len(first) <= 500

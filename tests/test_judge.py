@@ -19,9 +19,9 @@ from crib_plugin.models.base import Candidate
 from crib_plugin.models.ollama.judge import JUDGE_SCHEMA, OllamaJudge, parse_picks
 
 try:
-    from fake_ollama import FakeOllama, live_host
+    from fake_ollama import FakeOllama, live_host, live_model
 except ImportError:  # pragma: no cover - run from the repository root
-    from tests.fake_ollama import FakeOllama, live_host
+    from tests.fake_ollama import FakeOllama, live_host, live_model
 
 MODEL = "qwen2.5:3b"
 
@@ -172,7 +172,7 @@ def test_explain_shows_the_judge(judged: FakeOllama, crib: Any, db: Path) -> Non
 
 @pytest.mark.ollama_live
 def test_live_judge_picks_within_range_and_is_deterministic() -> None:
-    model = os.environ.get("CRIB_JUDGE_MODEL") or MODEL
+    model = live_model("CRIB_JUDGE_MODEL", MODEL)
     judge = OllamaJudge(model=model, host=live_host(model), timeout=120)
     candidates = [Candidate(kind, text, cue) for kind, text, cue in MEMORIES]
     first = judge.pick(SHUT_PROMPT, candidates)

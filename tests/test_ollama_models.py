@@ -34,9 +34,9 @@ from crib_plugin.models.ollama_models import (
 )
 
 try:
-    from fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama  # noqa: F401
+    from fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama, live_model  # noqa: F401
 except ImportError:  # tests/ is a package in this checkout
-    from tests.fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama  # noqa: F401
+    from tests.fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama, live_model  # noqa: F401
 
 ENV_VARS = ("OLLAMA_HOST", "CRIB_EMBEDDING_MODEL", "CRIB_EXTRACTION_MODEL", "CRIB_RERANK_MODEL", "CRIB_OLLAMA_TIMEOUT")
 
@@ -669,7 +669,7 @@ def test_live_embedder(live_ollama: dict) -> None:
 
 @pytest.mark.ollama_live
 def test_live_extractor_is_deterministic(live_ollama: dict) -> None:
-    model = os.environ.get("CRIB_EXTRACTION_MODEL") or "gemma3:1b"
+    model = live_model("CRIB_EXTRACTION_MODEL", "gemma3:1b")
     _need(live_ollama, model)
     ext = OllamaExtractor(model=model, host=live_ollama["host"], timeout=120)
     text = "Acme Corp pays on net 60 terms. The billing service uses PostgreSQL."
@@ -680,7 +680,7 @@ def test_live_extractor_is_deterministic(live_ollama: dict) -> None:
 
 @pytest.mark.ollama_live
 def test_live_reranker(live_ollama: dict) -> None:
-    model = os.environ.get("CRIB_RERANK_MODEL") or "gemma3:1b"
+    model = live_model("CRIB_RERANK_MODEL", "gemma3:1b")
     _need(live_ollama, model)
     rr = OllamaReranker(model=model, host=live_ollama["host"], timeout=60)
     scores = rr.score("Which database does the billing service use?",

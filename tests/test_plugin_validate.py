@@ -20,8 +20,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+CLAUDE_BIN = os.environ.get("CRIB_CLAUDE_BIN", "")
+"""Read when the module is imported: the autouse ``clean_env`` fixture (conftest.py) removes every
+``CRIB_*`` variable before a test runs, so read inside a test it was always empty and these tests
+skipped in CI although ``.ci/run`` had installed the CLI."""
+
+
 def claude_cli() -> str:
-    candidate = os.environ.get("CRIB_CLAUDE_BIN", "")
+    candidate = CLAUDE_BIN
     if candidate and os.access(candidate, os.X_OK):
         return candidate
     found = shutil.which("claude")
