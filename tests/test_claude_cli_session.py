@@ -1,0 +1,117 @@
+"""A whole Claude Code session with the real CLI: ``claude -p`` (npm ``@anthropic-ai/claude-code``)
+with crib installed from this repository as a marketplace plugin, and a scripted model behind a
+loopback stand-in for the Messages API (``tests/fake_anthropic.py``).
+
+Nothing of crib is simulated here: Claude Code itself fires the SessionStart and UserPromptSubmit
+hooks and puts what they print into the model's context, starts crib's MCP server from the plugin's
+``.mcp.json``, offers its tools to the model, and runs the tool calls the model makes. The script
+plays an agent that judges the block: it opens the first pointer with ``show``, then stores what it
+learned with ``remember``. The test reads what reached the model and what reached the store.
+
+Skipped, saying so, where the CLI is not installed (``.ci/run`` installs it from npm and sets
+``CRIB_CLAUDE_BIN``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:
+    from fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
+except ImportError:  # pragma: no cover - run from the repository root
+    from tests.fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
+
+ROOT = Path(__file__).resolve().parent.parent
+CLAUDE = os.environ.get("CRIB_CLAUDE_BIN") or shutil.which("claude")  # read at import: clean_env drops CRIB_*
+needs_claude = pytest.mark.skipif(CLAUDE is None, reason="the Claude Code CLI is not installed (.ci/run installs it from npm)")
+TOOL = "mcp__plugin_crib_crib__"  # Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>
+
+BILLING = [
+    ("decision", "Invoices are rendered as PDF with WeasyPrint in the billing service."),
+    ("note", "The billing service sends invoices by email through Postmark."),
+    ("note", "The billing service stores invoice totals as integer cents."),
+    ("error", "Invoice numbering once skipped numbers after a failed billing run."),
+    ("note", "Billing runs on the first day of each month at 06:00 UTC."),
+    ("preference", "Keep billing code free of floating point arithmetic."),
+]
+PROMPT = "how are invoices rendered as PDF in the billing service?"
+LEARNED = "The invoice PDF template lives in billing/templates/invoice.html and WeasyPrint renders it at 150 dpi."
+HEADING = "## May also bear on this"
+POINTER = re.compile(r"^- #(\d+) \[", re.MULTILINE)
+
+
+def agent(body: dict[str, Any]) -> str | ToolCall:
+    """The scripted model: open the block's first pointer, then store what it learned, then answer."""
+    done = tool_results(body)
+    if len(done) == 0:
+        context = "\n".join(text_of(m.get("content")) for m in body.get("messages", []))
+        if HEADING not in context:
+            return "No memory block with pointers reached me."
+        first = POINTER.findall(context.split(HEADING, 1)[1])[0]
+        return ToolCall(TOOL + "show", {"id": int(first)})
+    if len(done) == 1:
+        return ToolCall(TOOL + "remember", {"text": LEARNED, "type": "note", "when": "changing the invoice PDF layout"})
+    return "Invoices are rendered by WeasyPrint."
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    assert CLAUDE is not None
+    return subprocess.run([CLAUDE, *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=300)
+
+
+def crib(args: list[str], env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "crib_plugin", *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@needs_claude
+def test_claude_code_injects_a_pointer_the_model_opens_with_show_and_stores_with_remember(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "shop"
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CRIB_", "ANTHROPIC"))}
+    env.update({"HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"), "DISABLE_AUTOUPDATER": "1",
+                "CRIB_PYTHON": sys.executable,  # the plugin's launcher runs this interpreter instead of installing its own
+                "CRIB_GLOBAL_DB": str(tmp_path / "global.db"), "CRIB_EXTRACTOR": "rules",
+                "CRIB_HOOK_TIMEOUT": "60", "CRIB_ERROR_LOG": str(tmp_path / "crib.log"),
+                "OLLAMA_HOST": "http://127.0.0.1:9"})
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "crib@crib"]):
+        done = run(args, env, home)
+        assert done.returncode == 0, done.stdout + done.stderr
+    stored = {}
+    for kind, text in BILLING:
+        line = crib(["write", "--type", kind, text], env, project)
+        stored[int(re.search(r"stored entry (\d+)", line).group(1))] = text  # type: ignore[union-attr]
+
+    with FakeAnthropic(agent) as model:
+        session = {**env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test",
+                   "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_ERROR_REPORTING": "1"}
+        done = run(["-p", PROMPT, "--output-format", "json", "--allowedTools", f"{TOOL}show,{TOOL}remember"], session, project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert result["is_error"] is False and result["result"] == "Invoices are rendered by WeasyPrint.", result
+
+    first = model.requests[0]
+    offered = {tool["name"] for tool in first.get("tools", [])}
+    assert {TOOL + name for name in ("remember", "recall", "search", "show", "correct")} <= offered
+    context = "\n".join(text_of(m.get("content")) for m in first["messages"])
+    assert "crib memory is available" in context  # SessionStart: the agent knows the memory exists
+    assert PROMPT in context and HEADING in context and "<memory-context" in context  # UserPromptSubmit's block
+
+    pointed = int(POINTER.findall(context.split(HEADING, 1)[1])[0])
+    opened, remembered = tool_results(model.requests[-1])
+    assert stored[pointed] in opened  # `show` of a pointer's id returned that memory in full
+    saved = json.loads(remembered)
+    assert saved["scope"] == "project" and saved["duplicate"] is False
+    assert LEARNED in crib(["show", str(saved["id"])], env, project)  # and it reached the project store
+    assert not (tmp_path / "crib.log").exists() or "Traceback" not in (tmp_path / "crib.log").read_text()
