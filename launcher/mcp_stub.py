@@ -5,8 +5,9 @@
 pip install. It speaks just enough of MCP over stdio (newline-delimited JSON-RPC 2.0):
 
 * ``initialize`` and ``ping`` are answered here;
-* ``tools/list`` returns crib's real tool list, read from ``mcp_tools.json`` beside this file (a
-  test keeps it equal to what ``crib mcp`` lists), so the model knows the tools from the start;
+* ``tools/list`` returns crib's real tool list, read from the manifest crib ships
+  (``crib_plugin/hosts/mcp_manifest.json`` in the plugin; a test keeps it equal to what ``crib mcp``
+  lists), so the model knows the tools from the start;
 * ``tools/call`` returns a tool error saying crib is still installing (or why it cannot), until the
   environment is ready — then this process starts the real server (``bin/crib mcp``), replays the
   client's ``initialize`` to it, and forwards every later message both ways, so the session that
@@ -159,12 +160,15 @@ class Stub:
             send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"method not found: {method}"}})
 
 
+MANIFEST = os.path.join(os.path.dirname(HERE), "crib_plugin", "hosts", "mcp_manifest.json")
+
+
 def static_tools() -> List[Dict[str, Any]]:
     try:
-        with open(os.path.join(HERE, "mcp_tools.json"), encoding="utf-8") as handle:
-            tools = json.load(handle)
+        with open(MANIFEST, encoding="utf-8") as handle:
+            tools = json.load(handle).get("tools")
         return tools if isinstance(tools, list) else []
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         return []
 
 

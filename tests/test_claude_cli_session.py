@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ BILLING = [
 PROMPT = "how are invoices rendered as PDF in the billing service?"
 LEARNED = "The invoice PDF template lives in billing/templates/invoice.html and WeasyPrint renders it at 150 dpi."
 HEADING = "## May also bear on this"
+ECHOED = '<memory-context context_time="2026-11-20T12:00:00Z">\n- [2026-11-20 note] an echoed memory\n</memory-context>'
 POINTER = re.compile(r"^- #(\d+) \[", re.MULTILINE)
 
 
@@ -74,8 +76,25 @@ def crib(args: list[str], env: dict[str, str], cwd: Path) -> str:
     return done.stdout
 
 
-@needs_claude
-def test_claude_code_injects_a_pointer_the_model_opens_with_show_and_stores_with_remember(tmp_path: Path) -> None:
+@dataclass
+class Installed:
+    """crib installed in Claude Code from this repository, in a throwaway HOME, with a project store."""
+
+    env: dict[str, str]
+    project: Path
+    log: Path
+    stored: dict[int, str]
+
+    def claude(self, model: FakeAnthropic, *args: str) -> subprocess.CompletedProcess[str]:
+        """``claude ARGS`` in the project, its model the stand-in."""
+        return run(list(args), {**self.env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test",
+                                "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                                "DISABLE_ERROR_REPORTING": "1"}, self.project)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    tmp_path = tmp_path_factory.mktemp("claude-cli")
     home, project = tmp_path / "home", tmp_path / "shop"
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -93,10 +112,14 @@ def test_claude_code_injects_a_pointer_the_model_opens_with_show_and_stores_with
         line = crib(["write", "--type", kind, text], env, project)
         stored[int(re.search(r"stored entry (\d+)", line).group(1))] = text  # type: ignore[union-attr]
 
+    return Installed(env, project, tmp_path / "crib.log", stored)
+
+
+@needs_claude
+def test_claude_code_injects_a_pointer_the_model_opens_with_show_and_stores_with_remember(installed: Installed) -> None:
+    env, project, stored = installed.env, installed.project, installed.stored
     with FakeAnthropic(agent) as model:
-        session = {**env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test",
-                   "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_ERROR_REPORTING": "1"}
-        done = run(["-p", PROMPT, "--output-format", "json", "--allowedTools", f"{TOOL}show,{TOOL}remember"], session, project)
+        done = installed.claude(model, "-p", PROMPT, "--output-format", "json", "--allowedTools", f"{TOOL}show,{TOOL}remember")
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert result["is_error"] is False and result["result"] == "Invoices are rendered by WeasyPrint.", result
@@ -114,4 +137,15 @@ def test_claude_code_injects_a_pointer_the_model_opens_with_show_and_stores_with
     saved = json.loads(remembered)
     assert saved["scope"] == "project" and saved["duplicate"] is False
     assert LEARNED in crib(["show", str(saved["id"])], env, project)  # and it reached the project store
-    assert not (tmp_path / "crib.log").exists() or "Traceback" not in (tmp_path / "crib.log").read_text()
+    assert not installed.log.exists() or "Traceback" not in installed.log.read_text()
+
+
+@needs_claude
+def test_a_memory_block_the_model_echoes_never_reaches_the_user(installed: Installed) -> None:
+    """crib's MessageDisplay hook scrubs what Claude Code shows: a whole block the model repeats, and
+    a bare opening tag left open at the end, are gone from the printed answer; the rest is kept."""
+    echo = f"Before {ECHOED} after <memory-context>"
+    with FakeAnthropic(lambda _body: echo) as model:
+        done = installed.claude(model, "-p", "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["Before", "after"], done.stdout

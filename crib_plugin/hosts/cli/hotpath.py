@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit"))
     if args == ["hook", "message-display"]:  # once per streamed batch of every answer
         fast_exit(run_entry(ENTRY_POINTS["message-display"], sys.stdin, sys.stdout))
+    if args == ["mcp"]:  # the front answers the MCP handshake before the SDK has loaded (hosts/mcp_front.py)
+        run_entry(ENTRY_POINTS["mcp"])
     run_entry(ENTRY_POINTS["cli"], args)
 
 
@@ -43,6 +45,7 @@ ENTRY_POINTS: dict[str, str] = {
     "retrieve": "crib_plugin.hosts.cli.retrieve:retrieve_stdin",
     "user-prompt-submit": "crib_plugin.hosts.claude.runner:run_hook",
     "message-display": "crib_plugin.hosts.display:run_message_display",
+    "mcp": "crib_plugin.hosts.mcp_front:main",
     "cli": "crib_plugin.hosts.cli.app:main",
 }
 
