@@ -149,3 +149,44 @@ def test_a_memory_block_the_model_echoes_never_reaches_the_user(installed: Insta
         done = installed.claude(model, "-p", "hello")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["Before", "after"], done.stdout
+
+
+QUESTION = "every decision and note we have about invoices"
+SUBAGENT = "You answer one question from crib's memory store"  # agents/deep-recall.md, the subagent's own prompt
+
+
+def deep(body: dict[str, Any]) -> str | ToolCall:
+    """The main model hands a many-memory question to the deep-recall subagent; the subagent reads
+    the manifest, opens its first candidate and answers citing it."""
+    done = tool_results(body)
+    if SUBAGENT in text_of(body.get("system")):
+        if not done:
+            return ToolCall(TOOL + "manifest", {"question": QUESTION})
+        if len(done) == 1:
+            return ToolCall(TOOL + "show", {"id": int(re.findall(r'"id": ?(\d+)', done[0])[0])})
+        first = re.search(r"memory (\d+) \(", done[1])
+        return f"Invoices: {done[1].splitlines()[1]} [{first.group(1) if first else '?'}]. Read: 1 memories in 1 waves; gated out: 0"
+    if not done:
+        return ToolCall("Agent", {"subagent_type": "crib:deep-recall", "description": "Recall every invoice memory",
+                                  "prompt": QUESTION})
+    return "The subagent answered: " + done[0]
+
+
+@needs_claude
+def test_the_deep_recall_subagent_reads_the_store_through_cribs_tools(installed: Installed) -> None:
+    with FakeAnthropic(deep) as model:
+        done = installed.claude(model, "-p", QUESTION, "--output-format", "json", "--allowedTools",
+                                f"Agent,{TOOL}manifest,{TOOL}grep,{TOOL}show,{TOOL}search")
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    sub = [r for r in model.requests if SUBAGENT in text_of(r.get("system"))]
+    assert sub, "Claude Code never started the crib:deep-recall subagent"
+    offered = {tool["name"] for tool in sub[0].get("tools", [])}
+    assert {TOOL + name for name in ("manifest", "grep", "show", "search")} <= offered
+    assert not offered & {TOOL + name for name in ("remember", "correct", "forget", "cue")}  # it only reads
+    manifest, shown = tool_results(sub[-1])
+    listed, _end = json.JSONDecoder().raw_decode(manifest)  # Claude Code may append a reminder to a tool result
+    assert listed["candidates"] and all("content" not in c for c in listed["candidates"])  # metadata only
+    cited = re.search(r"\[(\d+)\]", result["result"])
+    assert cited and installed.stored[int(cited.group(1))] in shown  # the answer cites what `show` returned in full
+    assert "Invoice" in result["result"] and "Read: 1 memories" in result["result"]
