@@ -186,6 +186,9 @@ class StoreContract:
         assert store.documents_up_to("postgresql", 2) == 2  # counted no further than the limit
         assert store.documents_up_to("absent", 10) == 0 and more
         assert store.documents_up_to("postgresql tuning", 10) == 3  # a phrase: words in sequence
+        assert store.entries_holding(["tuning", "PostgreSQL"], 10) == more  # every word, any order, oldest first
+        assert store.entries_holding(["postgresql"], 2) == [pg, more[0]]  # no more than the limit
+        assert store.entries_holding(["postgresql", "absent"], 10) == [] and store.entries_holding([], 10) == []
         with pytest.raises(StoreError):
             store.fts_search('"unterminated', 10)
 

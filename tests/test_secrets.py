@@ -16,6 +16,7 @@ import string
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -268,6 +269,31 @@ def test_detect_secrets_rules_come_from_the_cache_file(tmp_path, monkeypatch) ->
         redact_mod.plugin_rules.cache_clear()
         monkeypatch.setattr(redact_detect, "_plugin_specs", lambda: (_ for _ in ()).throw(AssertionError("imported")))
         assert [r.pattern.pattern for r in redact_mod.plugin_rules()] == [r.pattern.pattern for r in first]
+    finally:
+        redact_mod.plugin_rules.cache_clear()
+
+
+def test_cached_detect_secrets_rules_compile_only_when_triggered(tmp_path, monkeypatch) -> None:
+    """A write pays only for the rules its text can set off: loading the cached rules compiles
+    none (all 37 cost ≈ 10 ms a process), a text without any trigger compiles none, and a pattern
+    broken by hand in the cache finds nothing instead of failing the write."""
+    monkeypatch.setenv("CRIB_CACHE_DIR", str(tmp_path))
+    redact_mod.plugin_rules.cache_clear()
+    try:
+        redact_mod.plugin_rules()
+        path = tmp_path / "detect-secrets-rules.json"
+        cached = json.loads(path.read_text())
+        slack = next(r for r in cached["rules"] if r["kind"] == "slack-token")
+        slack["pattern"] = "(unbalanced"
+        path.write_text(json.dumps(cached))
+        redact_mod.plugin_rules.cache_clear()
+        compiled: list[str] = []
+        monkeypatch.setattr(redact_detect, "re", SimpleNamespace(compile=lambda p, f=0: compiled.append(p), error=re.error))
+        rules = redact_mod.plugin_rules()
+        assert rules and not compiled and all(r.pattern._compiled is None for r in rules)
+        find_secrets("The release runner moved from fish to zsh last week.")
+        assert all(r.pattern._compiled is None for r in rules if r.triggers)
+        assert find_secrets("hooks.slack.com xox and nothing else") == []
     finally:
         redact_mod.plugin_rules.cache_clear()
 

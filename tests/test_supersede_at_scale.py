@@ -37,8 +37,14 @@ def _crowd(memory: Any, count: int = 60) -> None:
     cases.test_a_preference_that_changes_supersedes_the_old_one,
     cases.test_a_look_alike_does_not_take_over_a_chain,
 ], ids=lambda f: f.__name__[5:40])
-def test_same_predecessor_in_a_crowded_store(memory: Any, monkeypatch: pytest.MonkeyPatch, case: Callable[[Any], None]) -> None:
+@pytest.mark.parametrize("value_docs", [supersede.VALUE_DOCS, 0], ids=["holders-read", "ranked-search"])
+def test_same_predecessor_in_a_crowded_store(
+    memory: Any, monkeypatch: pytest.MonkeyPatch, case: Callable[[Any], None], value_docs: int,
+) -> None:
+    """Both ways of finding a named value's holders: all of them read (a value few entries hold),
+    and the ranked searches (``VALUE_DOCS`` 0: every value counts as common)."""
     monkeypatch.setattr(supersede, "COMMON_DOCS", 20)
+    monkeypatch.setattr(supersede, "VALUE_DOCS", value_docs)
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 20)
     _crowd(memory)
     case(memory)
@@ -57,3 +63,23 @@ def test_common_words_leave_the_supersession_search(memory: Any, monkeypatch: py
     assert "\"lazylock\"" in crowded and "\"1 74\"" in crowded and "\"raised\"" in crowded and "\"msrv\"" not in crowded
     only_common = uncommon_expression(memory.store, "the CI job runs the build step", supersede.COMMON_DOCS)
     assert only_common.count(" OR ") == RAREST_KEPT - 1  # never nothing: the rarest few
+
+
+def test_a_named_value_reads_its_holders_not_a_ranking(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision naming a value few entries hold weighs each of them after one unranked read of
+    the full-text index: no BM25 ranking of its whole text, no word counted against the common-word
+    cut (issue 23: that was ≈ 70 ms of a 60-word decision's write at 10⁶ memories)."""
+    monkeypatch.setattr(supersede, "COMMON_DOCS", 20)
+    _crowd(memory)
+    old = memory.write("type=preference Shell: the user uses fish, so give shell snippets in fish syntax.",
+                       created_at="2026-01-02T10:00:00Z")
+    text = "The user switched the CI job shell from fish to zsh; shell snippets in the CI log use export again."
+    store, seen = memory.store, []
+    real = store.execute
+    monkeypatch.setattr(store, "execute", lambda sql, bindings=(): seen.append(sql) or real(sql, bindings))
+    with store.transaction():
+        new = store.insert_entry("decision", text, "2026-02-01T10:00:00Z", {})
+        seen.clear()
+        assert supersede.record_supersession(store, new, "decision", text, "2026-02-01T10:00:00Z", [], deferred=True) == [old]
+    searches = [sql for sql in seen if "MATCH" in sql]
+    assert len(searches) == 1 and not any("bm25" in sql for sql in seen), searches

@@ -185,6 +185,13 @@ class FullText(Protocol):
         list (a common word at 10⁶: ≈ 10-50 ms each; ``text.common_terms``)."""
         ...
 
+    def entries_holding(self, words: Sequence[str], limit: int) -> list[int]:
+        """Ids of the entries whose content holds every one of ``words`` (each tokenised and
+        stemmed as full text is; a store may also match them in the type or thread context),
+        oldest first, no more than ``limit``. Unranked: the cost is bounded by ``limit`` and the
+        rarest word's postings, where a ranked search reads every word's whole posting list."""
+        ...
+
     def begin_secure_delete(self) -> None:
         """From now on, deleted text must not stay readable in the store's files (freed pages zeroed)."""
         ...

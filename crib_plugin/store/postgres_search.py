@@ -177,6 +177,16 @@ class PgFullTextMixin(PgFrequencyMixin):
             return 0
         return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit)
 
+    def entries_holding(self, words: Sequence[str], limit: int) -> list[int]:
+        words = [w for w in words if w.strip()]
+        if not words or limit <= 0:
+            return []
+        rows = self.execute(
+            "SELECT id FROM entries WHERE fts @@ plainto_tsquery('crib_english', crib_fold(?)) ORDER BY id LIMIT ?",
+            [" ".join(words), int(limit)],
+        )
+        return [int(r[0]) for r in rows]
+
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """Entries containing the expression's strings (≥ 3 characters, any case); the score is
         how many matched. ``ILIKE`` uses the ``pg_trgm`` index where it exists, a scan elsewhere."""

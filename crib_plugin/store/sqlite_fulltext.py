@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..text.terms import quote
 from . import cjk
 from .sqlite_rows import CONTEXT_WEIGHT, TYPE_WEIGHT
 
@@ -60,6 +61,16 @@ class FullTextMixin:
             "SELECT count(*) FROM (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)", (phrase, int(limit))
         )
         return int(rows[0][0])
+
+    def entries_holding(self, words: Sequence[str], limit: int) -> list[int]:
+        """Entries whose content holds every word, oldest first, up to ``limit`` (no ``bm25``: its
+        inverse document frequencies would read each word's whole posting list)."""
+        words = [w for w in words if w.strip()]
+        if not words or limit <= 0:
+            return []
+        expression = " AND ".join("content : " + quote(word) for word in words)
+        rows = self.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?", (expression, int(limit)))
+        return [int(r[0]) for r in rows]
 
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         rows = self.execute(

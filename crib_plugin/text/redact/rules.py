@@ -34,7 +34,10 @@ class Lazy:
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self.pattern, self.flags)
+            try:
+                self._compiled = re.compile(self.pattern, self.flags)
+            except re.error:  # a hand-edited rules cache: this rule finds nothing, the others still run
+                self._compiled = re.compile(r"(?!)")
         return self._compiled
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
