@@ -36,6 +36,6 @@ def test_current_relations_read_only_the_current_ones(tmp_path: Path) -> None:
                 store.close_relation(previous, f"2026-01-01T00:{n:02d}:00Z", current)
             previous = current
     for object_id in (None, shell):
-        plans = _plans(store, lambda: store.current_relations(subject, "uses", object_id))
+        plans = _plans(store, lambda object_id=object_id: store.current_relations(subject, "uses", object_id))
         assert plans and all("relations_current_sp" in plan for plan in plans), plans
     assert [r[0] for r in store.current_relations(subject, "uses")] == [previous]

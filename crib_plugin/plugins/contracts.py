@@ -34,6 +34,9 @@ class MemoryLike(Protocol):
 
     def embedder_name(self) -> str: ...  # pragma: no cover
 
+    @property
+    def embedder_loaded(self) -> bool: ...  # pragma: no cover
+
     def embedder(self) -> Any: ...  # pragma: no cover
 
     def embedder_key(self) -> str: ...  # pragma: no cover

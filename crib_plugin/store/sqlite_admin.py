@@ -106,7 +106,8 @@ class AdminMixin:
     JSON_FIELD = "json_extract({column}, '$.{key}')"
 
     def audit_rows(self, limit: int = 50, entry_id: int | None = None, *, project: str | None = None) -> list[AuditRow]:
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         if entry_id is not None:
             clauses.append("entry_id = ?")
             args.append(entry_id)

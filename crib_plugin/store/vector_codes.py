@@ -47,7 +47,7 @@ class Index:
         if floats_fd is not None:
             weakref.finalize(self, os.close, floats_fd)
 
-    def read_rows(self, positions: Sequence[int]) -> bytes | None:
+    def read_rows(self, positions: Sequence[int] | np.ndarray[Any, Any]) -> bytes | None:
         """The float32 vectors at ``positions`` as one buffer, read with one ``pread`` each from
         the file this index mapped; None when that cannot be done (then index :attr:`floats`).
 
