@@ -25,30 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-try:
-    from fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
-except ImportError:  # pragma: no cover - run from the repository root
-    from tests.fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
+from fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
+from test_pointer_session import BILLING, POINTER, PROMPT  # the same memories and prompt as the scripted session
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = os.environ.get("CRIB_CLAUDE_BIN") or shutil.which("claude")  # read at import: clean_env drops CRIB_*
 needs_claude = pytest.mark.skipif(CLAUDE is None, reason="the Claude Code CLI is not installed (.ci/run installs it from npm)")
 TOOL = "mcp__plugin_crib_crib__"  # Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>
 
-BILLING = [
-    ("decision", "Invoices are rendered as PDF with WeasyPrint in the billing service."),
-    ("note", "The billing service sends invoices by email through Postmark."),
-    ("note", "The billing service stores invoice totals as integer cents."),
-    ("error", "Invoice numbering once skipped numbers after a failed billing run."),
-    ("note", "Billing runs on the first day of each month at 06:00 UTC."),
-    ("preference", "Keep billing code free of floating point arithmetic."),
-]
-PROMPT = "how are invoices rendered as PDF in the billing service?"
 LEARNED = "The invoice PDF template lives in billing/templates/invoice.html and WeasyPrint renders it at 150 dpi."
 HEADING = "## May also bear on this"
 ECHOED = '<memory-context context_time="2026-11-20T12:00:00Z">\n- [2026-11-20 note] an echoed memory\n</memory-context>'
-POINTER = re.compile(r"^- #(\d+) \[", re.MULTILINE)
 
 
 def agent(body: dict[str, Any]) -> str | ToolCall:
