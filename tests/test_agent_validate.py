@@ -11,17 +11,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from claude_cli import MCP_PREFIX, claude, needs_claude
 
 ROOT = Path(__file__).resolve().parent.parent
-CLAUDE = os.environ.get("CRIB_CLAUDE_BIN") or shutil.which("claude")
-needs_claude = pytest.mark.skipif(CLAUDE is None, reason="the Claude Code CLI is not installed (npm install -g @anthropic-ai/claude-code)")
-MCP_PREFIX = "mcp__plugin_crib_crib__"  # Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>
 
 
 def validate(path: Path) -> subprocess.CompletedProcess[str]:
-    assert CLAUDE is not None
-    return subprocess.run([CLAUDE, "plugin", "validate", str(path), "--strict"], capture_output=True, text=True, timeout=120)
+    return claude(["plugin", "validate", str(path), "--strict"], dict(os.environ), ROOT, timeout=120)
 
 
 @needs_claude

@@ -15,9 +15,7 @@ Skipped, saying so, where the CLI is not installed (``.ci/run`` installs it from
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,13 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_cli import MCP_PREFIX, claude, home_env, install_plugin, needs_claude
 from fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
 from test_pointer_session import BILLING, POINTER, PROMPT  # the same memories and prompt as the scripted session
 
-ROOT = Path(__file__).resolve().parent.parent
-CLAUDE = os.environ.get("CRIB_CLAUDE_BIN") or shutil.which("claude")  # read at import: clean_env drops CRIB_*
-needs_claude = pytest.mark.skipif(CLAUDE is None, reason="the Claude Code CLI is not installed (.ci/run installs it from npm)")
-TOOL = "mcp__plugin_crib_crib__"  # Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>
+TOOL = MCP_PREFIX
 
 LEARNED = "The invoice PDF template lives in billing/templates/invoice.html and WeasyPrint renders it at 150 dpi."
 HEADING = "## May also bear on this"
@@ -52,11 +48,6 @@ def agent(body: dict[str, Any]) -> str | ToolCall:
     return "Invoices are rendered by WeasyPrint."
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    assert CLAUDE is not None
-    return subprocess.run([CLAUDE, *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=300)
-
-
 def crib(args: list[str], env: dict[str, str], cwd: Path) -> str:
     done = subprocess.run([sys.executable, "-m", "crib_plugin", *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=120)
     assert done.returncode == 0, done.stderr
@@ -74,7 +65,7 @@ class Installed:
 
     def claude(self, model: FakeAnthropic, *args: str) -> subprocess.CompletedProcess[str]:
         """``claude ARGS`` in the project, its model the stand-in."""
-        return run(list(args), {**self.env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test",
+        return claude(list(args), {**self.env, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-test",
                                 "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                                 "DISABLE_ERROR_REPORTING": "1"}, self.project)
 
@@ -85,15 +76,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     home, project = tmp_path / "home", tmp_path / "shop"
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CRIB_", "ANTHROPIC"))}
-    env.update({"HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"), "DISABLE_AUTOUPDATER": "1",
-                "CRIB_PYTHON": sys.executable,  # the plugin's launcher runs this interpreter instead of installing its own
+    env = home_env(home)
+    env.update({"CRIB_PYTHON": sys.executable,  # the plugin's launcher runs this interpreter instead of installing its own
                 "CRIB_GLOBAL_DB": str(tmp_path / "global.db"), "CRIB_EXTRACTOR": "rules",
                 "CRIB_HOOK_TIMEOUT": "60", "CRIB_ERROR_LOG": str(tmp_path / "crib.log"),
                 "OLLAMA_HOST": "http://127.0.0.1:9"})
-    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "crib@crib"]):
-        done = run(args, env, home)
-        assert done.returncode == 0, done.stdout + done.stderr
+    install_plugin(env, home)
     stored = {}
     for kind, text in BILLING:
         line = crib(["write", "--type", kind, text], env, project)
