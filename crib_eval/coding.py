@@ -111,14 +111,15 @@ def run_prompt(memory: Any, prompt: CodingPrompt, ids: dict[str, int], data: Cod
 
 
 def standing_keys(memory: Any, ids: dict[str, int]) -> set[str]:
-    """The keys of the standing memories (newest preferences, decisions, corrections) that
-    SessionStart re-injects on this store when no earlier prompt is known — what a Claude Code
-    session has in context before any prompt's block. The global store's are left out."""
+    """The keys of the standing memories (newest preferences, decisions, corrections, in full or
+    as the index's pointers) that SessionStart re-injects on this store when no earlier prompt is
+    known — what a Claude Code session has in context before any prompt's block. The global
+    store's are left out."""
     from crib_plugin.hosts.claude.start import standing_entries
 
     key_of = {v: k for k, v in ids.items()}
-    entries, _facts, _channels = standing_entries(memory, "", memory.settings.budget)
-    return {key_of[e.id] for e in entries if e.id in key_of and e.scope != "global"}
+    standing = standing_entries(memory, "", memory.settings.budget)
+    return {key_of[e.id] for e in standing.entries + standing.pointers if e.id in key_of and e.scope != "global"}
 
 
 def evaluate(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -291,6 +292,34 @@ def test_session_start_on_startup_injects_standing_memories(crib: Any) -> None:
     context = context_of(result.stdout, "SessionStart")
     assert "Chose SQLite" in context and "pytest -q" in context and "imperative mood" in context
     assert "Lunch" not in context and "ImportError" not in context  # notes and errors are not standing
+
+
+def test_session_start_lists_older_preferences_as_pointers_and_no_prompt_repeats_them(crib: Any, memory: Any, db: Path) -> None:
+    """Every preference stays within one ``show``: the newest in full, the older ones as an index of
+    one-line pointers (the session's record keeps them, so no prompt's block points to them again)."""
+    from crib_plugin.hosts.claude import INDEX_LIMIT, PREFERENCE_LIMIT
+
+    topics = ["tabs", "spaces", "pytest", "ruff", "mypy", "uv", "zsh", "neovim", "british spelling", "small PRs",
+              "squash merges", "conventional commits", "no mocks", "typed props", "cargo fmt", "Europe/Berlin time",
+              "no lodash", "named exports", "structured logs", "rebase", "docs in the same PR", "Keep a Changelog"]
+    for day, topic in enumerate(topics, 1):
+        memory.write(f"The user wants {topic} in every project, whatever the task at hand.", type="preference",
+                     created_at=f"2026-01-{day:02d}T10:00:00Z")
+    context = context_of(crib("hook", "session-start", input=start("fresh", "startup"), env=SLOW_OK).stdout, "SessionStart")
+    full, index = context.split("## More standing memories (`show` tool / `crib show ID`)\n")
+    newest, older = topics[::-1][:PREFERENCE_LIMIT], topics[::-1][PREFERENCE_LIMIT:PREFERENCE_LIMIT + INDEX_LIMIT]
+    assert all(f"wants {t} in every project, whatever the task at hand." in full for t in newest)
+    lines = [line for line in index.splitlines() if line.startswith("- #")]
+    assert len(lines) == len(older) and all(f"wants {t} in" in line for t, line in zip(older, lines))
+    assert not any(f"wants {t} in" in full for t in older)
+    record = json.loads((db.parent / "sessions" / "fresh.json").read_text())
+    pointed = {int(line.split()[1][1:]) for line in lines}
+    assert set(record["pointers"]) == pointed
+    question = "which merge style do I want, squash merges or rebase?"
+    elsewhere = context_of(crib("hook", "user-prompt-submit", input=ups("other", question), env=SLOW_OK).stdout)
+    assert pointed & {int(n) for n in re.findall(r"^- #(\d+) ", elsewhere, re.M)}  # another session is pointed to them
+    here = crib("hook", "user-prompt-submit", input=ups("fresh", question), env=SLOW_OK).stdout
+    assert not pointed & {int(n) for n in re.findall(r"^- #(\d+) ", context_of(here) if here else "", re.M)}
 
 
 def test_session_start_leaves_out_a_corrected_decision(crib: Any) -> None:

@@ -27,6 +27,10 @@ TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 CLASSIC = "memory.md.j2"  # <memory context_time=…> — `crib retrieve`
 CONTEXT = "memory_context.md.j2"  # <memory-context> with its system note — hooks and agent loops
 FORMATS = {"memory": CLASSIC, "context": CONTEXT}
+POINTER_HEADING = "May also bear on this (`show` tool / `crib show ID`)"
+"""The heading of a prompt's pointers: what they are and how to read one in full."""
+INDEX_HEADING = "More standing memories (`show` tool / `crib show ID`)"
+"""The heading of SessionStart's index: the standing memories past those shown in full."""
 
 
 @dataclass
@@ -73,7 +77,7 @@ def _entry_view(entry: Entry) -> View:
     })
 
 
-def _pointer_view(entry: Entry) -> View:
+def _pointer_view(entry: Entry, chars: int | None = None) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
     # deferred: read.pointers costs the SessionStart hook 11 % of `import numpy` (loaded machine); a
@@ -83,7 +87,7 @@ def _pointer_view(entry: Entry) -> View:
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "snippet": snippet(safe(entry.content), finish=neutralise_tags),
+        "snippet": snippet(safe(entry.content), chars, finish=neutralise_tags),
         "created_at": entry.created_at,
         "scope": entry.scope,
     })
@@ -111,13 +115,17 @@ def render_block(
     skipped: Sequence[str] = (),
     types: Mapping[str, Any] | None = None,
     pointers: Sequence[Entry] = (),
+    pointer_heading: str = POINTER_HEADING,
+    pointer_chars: int | None = None,
 ) -> str:
     """The block for these entries, facts and pointers, or ``""`` when there is nothing to show.
 
     Entries are shown newest first (ties: larger id first), as the original crib did. Templates
     also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
     registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
-    ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order.
+    ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order,
+    under ``pointer_heading``, each cut to ``pointer_chars`` (default
+    :data:`~crib_plugin.read.pointers.SNIPPET_CHARS`).
     """
     if not entries and not facts and not pointers:
         return ""
@@ -130,7 +138,8 @@ def render_block(
         context_time=context_time or now_iso(),
         entries=[_entry_view(e) for e in ordered],
         facts=[_fact_view(f) for f in facts],
-        pointers=[_pointer_view(p) for p in pointers],
+        pointers=[_pointer_view(p, pointer_chars) for p in pointers],
+        pointer_heading=pointer_heading,
         channels=neutralise_tags(",".join(channels)).replace('"', "'"),
         skipped=neutralise_tags("; ".join(skipped)).replace('"', "'"),
         types=as_table(types),

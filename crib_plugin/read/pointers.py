@@ -80,9 +80,9 @@ def snippet(text: str, limit: int | None = None, finish: Callable[[str], str] = 
     return finish(head.rstrip(" ,;:.-")) + "…"
 
 
-def pointer_cost(text: str) -> int:
-    """Characters one pointer takes in the rendered block."""
-    return len(snippet(text)) + POINTER_OVERHEAD
+def pointer_cost(text: str, limit: int | None = None) -> int:
+    """Characters one pointer takes in the rendered block (its snippet cut to ``limit``)."""
+    return len(snippet(text, limit)) + POINTER_OVERHEAD
 
 
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:

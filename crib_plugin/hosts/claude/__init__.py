@@ -62,6 +62,7 @@ from .input import (
     DEFAULT_TIMEOUT,
     EVENT_NAMES,
     HOOK_BUDGET,
+    INDEX_LIMIT,
     MAX_TIMEOUT,
     PREFERENCE_LIMIT,
     RECALL_LIMIT,
@@ -80,14 +81,14 @@ from .input import (
 from .output import HookResult, join_within_cap, plugin_blocks, render_within_cap
 from .prompt import user_prompt_submit
 from .runner import HANDLERS, run_hook
-from .start import MEMORY_AVAILABLE, last_user_prompt, memory_available, session_start, standing_entries
+from .start import MEMORY_AVAILABLE, Standing, last_user_prompt, memory_available, session_start, standing_entries
 from .state import SessionState, prune_sessions, sanitise_session_id, session_ttl_days, sessions_dir
 
 __all__ = [
     "CLAUDE_CONTEXT_CAP", "DEFAULT_SESSION_TTL_DAYS", "DEFAULT_TIMEOUT", "EVENT_NAMES", "HANDLERS", "HOOK_BUDGET",
-    "MAX_TIMEOUT", "MEMORY_AVAILABLE", "PREFERENCE_LIMIT", "RECALL_LIMIT", "SESSION_START", "STANDING_LIMIT",
+    "INDEX_LIMIT", "MAX_TIMEOUT", "MEMORY_AVAILABLE", "PREFERENCE_LIMIT", "RECALL_LIMIT", "SESSION_START", "STANDING_LIMIT",
     "STATE_VERSION", "TRANSCRIPT_TAIL_BYTES", "USER_PROMPT_SUBMIT", "VECTOR_SHARE", "HookError", "HookInput",
-    "HookResult", "SessionState", "fetch_model_in_background", "hook_timeout", "join_within_cap",
+    "HookResult", "SessionState", "Standing", "fetch_model_in_background", "hook_timeout", "join_within_cap",
     "last_user_prompt", "memory_available", "parse_hook_input", "plugin_blocks", "prune_sessions",
     "render_within_cap", "resolve_db", "run_hook", "sanitise_session_id", "session_start", "session_ttl_days",
     "sessions_dir", "standing_entries", "user_prompt_submit",

@@ -22,6 +22,13 @@ MAX_TIMEOUT = 60.0
 DEFAULT_SESSION_TTL_DAYS = 7.0
 STANDING_LIMIT = 8  # recent decisions and corrections (other standing types) re-injected at SessionStart
 PREFERENCE_LIMIT = 12  # the user's newest preferences, re-injected at SessionStart before the rest
+INDEX_LIMIT = 16
+"""Standing memories past those two limits (older preferences first, then older decisions and
+corrections), listed at SessionStart as one-line pointers: the agent knows every preference exists
+and can ``show`` the one a task needs, for about 25 tokens each instead of the whole memory."""
+INDEX_SNIPPET_CHARS = 72
+"""Characters of an index pointer's snippet: longer than a prompt's pointers (40), since the index
+is paid once a session and a preference's first words rarely say what it is about."""
 RECALL_LIMIT = 5  # top hits of the transcript's last prompt re-injected at SessionStart
 TRANSCRIPT_TAIL_BYTES = 512 * 1024  # the last user prompt is near the end; never read a whole transcript
 STATE_VERSION = 1

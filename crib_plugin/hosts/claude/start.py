@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -17,6 +18,8 @@ from ...text.scrub import strip_memory_blocks
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
+    INDEX_LIMIT,
+    INDEX_SNIPPET_CHARS,
     PREFERENCE_LIMIT,
     RECALL_LIMIT,
     SESSION_START,
@@ -88,27 +91,47 @@ def last_user_prompt(transcript_path: str, *, tail_bytes: int = TRANSCRIPT_TAIL_
     return ""
 
 
-def _standing_of(memory: Any, scope: str) -> tuple[list[Any], list[Any]]:
-    """One store's current preferences and its other standing entries, newest first, tagged with ``scope``."""
+def _standing_of(memory: Any, scope: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    """One store's current standing entries, newest first, tagged with ``scope``: the preferences
+    and the other standing types shown in full (:data:`PREFERENCE_LIMIT`, :data:`STANDING_LIMIT`),
+    then each one's next :data:`INDEX_LIMIT` (for the index of pointers)."""
     standing = standing_names(memory.registry.types)
     others = tuple(t for t in standing if t != "preference")
     store = memory.store
-    prefs = store.recent_entries(PREFERENCE_LIMIT, types=("preference",), current_only=True) if "preference" in standing else []
-    rest = store.recent_entries(STANDING_LIMIT, types=others, current_only=True) if others else []
-    return [dataclasses.replace(e, scope=scope) for e in prefs], [dataclasses.replace(e, scope=scope) for e in rest]
+    prefs = store.recent_entries(PREFERENCE_LIMIT + INDEX_LIMIT, types=("preference",), current_only=True) if "preference" in standing else []
+    rest = store.recent_entries(STANDING_LIMIT + INDEX_LIMIT, types=others, current_only=True) if others else []
+    prefs = [dataclasses.replace(e, scope=scope) for e in prefs]
+    rest = [dataclasses.replace(e, scope=scope) for e in rest]
+    return prefs[:PREFERENCE_LIMIT], rest[:STANDING_LIMIT], prefs[PREFERENCE_LIMIT:], rest[STANDING_LIMIT:]
 
 
-def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "project") -> tuple[list[Any], list[Any], list[str]]:
-    """Entries and facts to re-inject at session start, best first, within ``budget``.
+@dataclass
+class Standing:
+    """What SessionStart re-injects: ``entries`` in full, ``facts``, the ``channels`` that answered,
+    and ``pointers`` — the index of older standing memories, one line each."""
+
+    entries: list[Any] = field(default_factory=list)
+    facts: list[Any] = field(default_factory=list)
+    channels: list[str] = field(default_factory=list)
+    pointers: list[Any] = field(default_factory=list)
+
+
+def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "project") -> Standing:
+    """Entries, facts and pointers to re-inject at session start, best first, within ``budget``.
 
     The top of a retrieval against ``prompt`` (what the user was last working on) comes first, then
     the user's preferences (the project's, then the global store's), then the most recent decisions
-    and corrections (and any other standing type) — superseded ones left out. ``memory`` is the
-    ``scope`` store; the global store is read too when ``memory`` is the project's. Entries carry
-    their scope only when both stores contributed, as in :func:`crib_plugin.read.across.select_across`.
+    and corrections (and any other standing type) — superseded ones left out. The standing memories
+    past those limits become pointers (older preferences first), at most :data:`INDEX_LIMIT`,
+    counted against the budget after the entries: every preference the user stated stays within
+    one ``show`` of the agent, however many there are. ``memory`` is the ``scope`` store; the global
+    store is read too when ``memory`` is the project's. Entries carry their scope only when both
+    stores contributed, as in :func:`crib_plugin.read.across.select_across`.
     """
     # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
+    from ...read.fusion import item_cost
+    from ...read.pointers import HEADING_CHARS, pointer_cost
     from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []
@@ -119,29 +142,41 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
         entries.extend(dataclasses.replace(h.entry, scope=h.entry.scope or scope) for h in retrieval.hits)
         facts = list(retrieval.facts)
         channels.extend(c.channel for c in retrieval.channels if c.ran)
-    prefs, rest = _standing_of(memory, scope)
+    prefs, rest, older_prefs, older_rest = _standing_of(memory, scope)
     other = global_memory(memory) if scope == "project" else None
     if other is not None:
         try:
-            global_prefs, global_rest = _standing_of(other, "global")
+            global_prefs, global_rest, global_older_prefs, global_older_rest = _standing_of(other, "global")
         except Exception as exc:  # the global store must never break the project's session start
 
             log_failure("global store", exc)
-            global_prefs, global_rest = [], []
+            global_prefs, global_rest, global_older_prefs, global_older_rest = [], [], [], []
         finally:
             close_shared(memory, other)
         prefs, rest = prefs + global_prefs, rest + global_rest
+        older_prefs, older_rest = older_prefs + global_older_prefs, older_rest + global_older_rest
     seen = {scope_key(e.scope, e.id) for e in entries}
     for entry in prefs + rest:
         if scope_key(entry.scope, entry.id) not in seen:
             entries.append(entry)
             seen.add(scope_key(entry.scope, entry.id))
-    fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
-    kept, _dropped = fit_budget([e.content for e in entries], budget, overhead=300 + fact_cost)
+    overhead = 300 + sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
+    kept, _dropped = fit_budget([e.content for e in entries], budget, overhead=overhead)
     entries = [entries[i] for i in kept]
-    if {e.scope for e in entries} <= {scope} and scope == "project":  # one store: the block as before
+    room = budget - overhead - sum(item_cost(e.content) for e in entries) - HEADING_CHARS
+    pointers: list[Any] = []
+    for entry in older_prefs + older_rest:
+        if len(pointers) >= INDEX_LIMIT or scope_key(entry.scope, entry.id) in seen:
+            continue
+        room -= pointer_cost(entry.content, INDEX_SNIPPET_CHARS)
+        if room < 0:
+            break
+        pointers.append(entry)
+        seen.add(scope_key(entry.scope, entry.id))
+    if {e.scope for e in entries + pointers} <= {scope} and scope == "project":  # one store: the block as before
         entries = [dataclasses.replace(e, scope="") for e in entries]
-    return entries, facts, channels
+        pointers = [dataclasses.replace(e, scope="") for e in pointers]
+    return Standing(entries, facts, channels, pointers)
 
 
 def session_start(hook: HookInput, db: Path) -> HookResult | None:
@@ -160,24 +195,27 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
         fetch_model_in_background(memory)
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
-        entries, facts, channels = standing_entries(memory, prompt, budget, scope)
+        standing = standing_entries(memory, prompt, budget, scope)
+        entries, facts, pointers = standing.entries, standing.facts, standing.pointers
         # deferred: imported after the prefetch fork, overlapping the prompt's embedding (41 ms)
-        from ...output.render import CONTEXT, render_block
+        from ...output.render import CONTEXT, INDEX_HEADING, render_block
 
         def render() -> str:
-            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates, channels=channels,
-                                types=memory.registry.types)
+            return render_block(entries, facts, template=CONTEXT, user_dir=memory.settings.templates,
+                                channels=standing.channels, types=memory.registry.types, pointers=pointers,
+                                pointer_heading=INDEX_HEADING, pointer_chars=INDEX_SNIPPET_CHARS)
 
         block = render()
         line = memory_available(memory.registry.types)
         cap = CLAUDE_CONTEXT_CAP - len(line) - 1
-        while len(block) > cap and (entries or facts):
-            (entries if entries else facts).pop()
+        while len(block) > cap and (pointers or entries or facts):  # pointers go first, as in a prompt's block
+            (pointers if pointers else entries if entries else facts).pop()
             block = render()
         if len(block) > cap:
             block = ""
         state.entries = {scope_key(e.scope or scope, e.id) for e in entries} if block else set()
         state.facts = {f.id for f in facts} if block else set()
+        state.pointers = {scope_key(e.scope or scope, e.id) for e in pointers} if block else set()
         # Plugins' on_prompt blocks for what the user was last working on (crib's own is the block above).
         extra = plugin_blocks(memory, prompt, state, budget) if prompt else []
     block = join_within_cap([b for b in [block, *extra] if b], CLAUDE_CONTEXT_CAP - len(line) - 1)
