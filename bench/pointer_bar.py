@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crib_eval import coding  # noqa: E402
 from crib_plugin.read import pointers  # noqa: E402
+from crib_plugin.text import snippet as snippets  # noqa: E402
 
 
 def _floats(values: list[str] | None, default: float) -> list[float]:
@@ -42,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=Path(".state/eval"), help="where the stores are built and reused")
     parser.add_argument("--data", type=Path, default=None, help="the coding set's folder (default: the shipped one)")
     args = parser.parse_args(argv)
-    saved = (pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN)
+    saved = (pointers.MAX_POINTERS, snippets.SNIPPET_CHARS, pointers.MAYBE_MARGIN)
     grid = list(itertools.product(
         [int(v) for v in _floats(args.max, pointers.MAX_POINTERS)],
-        [int(v) for v in _floats(args.snippet, pointers.SNIPPET_CHARS)],
+        [int(v) for v in _floats(args.snippet, snippets.SNIPPET_CHARS)],
         _floats(args.margin, pointers.MAYBE_MARGIN),
     ))
     locomo = None if args.no_locomo else _locomo_setup(args)
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     try:
         for following, chars, margin in grid:
-            pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN = following, chars, margin
+            pointers.MAX_POINTERS, snippets.SNIPPET_CHARS, pointers.MAYBE_MARGIN = following, chars, margin
             report = coding.run(split=args.split, cache_dir=args.cache, data_dir=args.data)
             s = report.summary()
             row = (f"| {following} | {chars} | {margin:.2f} | {_pct(s.hit)} | {_pct(s.hit_pointers)} | {_pct(s.precision)} "
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                 row += " – | – | – |"
             print(row, flush=True)
     finally:
-        pointers.MAX_POINTERS, pointers.SNIPPET_CHARS, pointers.MAYBE_MARGIN = saved
+        pointers.MAX_POINTERS, snippets.SNIPPET_CHARS, pointers.MAYBE_MARGIN = saved
     return 0
 
 

@@ -21,6 +21,7 @@ from ..core.records import Entry, Fact
 from ..core.timeutil import now_iso
 from ..text.redact import redact_for_render as safe
 from ..text.scrub import neutralise_tags
+from ..text.snippet import snippet
 
 TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 
@@ -80,10 +81,6 @@ def _entry_view(entry: Entry) -> View:
 def _pointer_view(entry: Entry, chars: int | None = None) -> View:
     """A pointer's one line: the redacted content cut at a word boundary, then neutralised before
     its ``…`` (a cut can leave the start of a tag at the end, which neutralising catches there)."""
-    # deferred: read.pointers costs the SessionStart hook 11 % of `import numpy` (loaded machine); a
-    # pointer is rendered only by a prompt's retrieval, after the prefetch fork
-    from ..read.pointers import snippet
-
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
@@ -125,7 +122,7 @@ def render_block(
     registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
     ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order,
     under ``pointer_heading``, each cut to ``pointer_chars`` (default
-    :data:`~crib_plugin.read.pointers.SNIPPET_CHARS`).
+    :data:`~crib_plugin.text.snippet.SNIPPET_CHARS`).
     """
     if not entries and not facts and not pointers:
         return ""

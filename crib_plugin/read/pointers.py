@@ -30,12 +30,13 @@ by its newest successor instead; the snippet is redacted and tag-neutralised whe
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..core.authorship import project_filter, readable, readable_entries
 from ..core.errors import CribError
 from ..core.records import ChannelHit, Hit, Retrieval
+from ..text.snippet import HEADING_CHARS, POINTER_OVERHEAD, SNIPPET_CHARS, pointer_cost, snippet
 from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
@@ -54,37 +55,6 @@ the vector 77 % against 65 % of the fused)."""
 MAYBE_MARGIN = CROWD_MARGIN
 """How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
-SNIPPET_CHARS = 40
-"""The first characters of a memory a pointer shows (cut back to a word boundary): enough to judge
-whether to read it, cheap enough that eight fit beside the entries (48 gave coding dev blocks of
-259 tokens with eight slots, 40 gives 246; docs/benchmarks.md, seventh pass)."""
-POINTER_OVERHEAD = 36
-"""Characters a pointer takes besides its snippet (``- #123 [2026-11-20 decision global] ``)."""
-HEADING_CHARS = 60
-"""Characters of the pointer tier's heading, counted once against the budget."""
-
-
-def snippet(text: str, limit: int | None = None, finish: Callable[[str], str] = str) -> str:
-    """``text`` on one line, cut to at most ``limit`` characters at a word boundary (``…`` when cut).
-
-    A single word longer than ``limit`` is cut inside it rather than dropped. ``finish`` is applied
-    to the cut text before the ``…`` (the renderer neutralises memory tags there, so a tag cut in
-    half at the very end is caught as such)."""
-    limit = SNIPPET_CHARS if limit is None else limit  # read per call: bench/pointer_bar.py sweeps it
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return finish(flat)
-    cut = flat[: limit + 1]
-    space = cut.rfind(" ")
-    head = cut[:space] if space > 0 else flat[:limit]
-    return finish(head.rstrip(" ,;:.-")) + "…"
-
-
-def pointer_cost(text: str, limit: int | None = None) -> int:
-    """Characters one pointer takes in the rendered block (its snippet cut to ``limit``)."""
-    return len(snippet(text, limit)) + POINTER_OVERHEAD
-
-
 def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)

@@ -12,9 +12,10 @@ from typing import Any, Mapping
 
 from ...core.entry_types import as_table, standing_names
 from ...core.faillog import log_failure
-from ...read.fusion import fit_budget
+from ...read.fusion import fit_budget, item_cost
 from ...scopes import global_db
 from ...text.scrub import strip_memory_blocks
+from ...text.snippet import HEADING_CHARS, pointer_cost
 from .fetch import fetch_model_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
@@ -130,8 +131,6 @@ def standing_entries(memory: Any, prompt: str, budget: int, scope: str = "projec
     """
     # deferred: imported after the prefetch fork, overlapping the prompt's embedding (47 ms)
     from ...read.across import scope_key
-    from ...read.fusion import item_cost
-    from ...read.pointers import HEADING_CHARS, pointer_cost
     from ..scoped import close_shared, global_memory, select_scoped
 
     entries: list[Any] = []

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ...core.cues import cue_of
-from ...read.pointers import snippet as one_line
 from ...read.query import quote
 from ...read.recall import recall
 from ...scopes import SCOPES, open_scope, scope_path
 from ...text.redact import redact_for_render
+from ...text.snippet import snippet as one_line
 from .expand import cooccurring, merge_terms, question_terms
 from .grep import Term, confirmed, gate_score
 
@@ -54,7 +54,7 @@ MIN_WEIGHT = 0.1
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """A pointer's snippet (:func:`crib_plugin.read.pointers.snippet`: one line, cut at a word
+    """A pointer's snippet (:func:`crib_plugin.text.snippet.snippet`: one line, cut at a word
     boundary) of ``text`` redacted as the block shows it."""
     return one_line(redact_for_render(text), limit)
 
