@@ -111,6 +111,17 @@ def test_offline_expansion_adds_words_that_co_occur_with_the_question_s(store: d
     assert {"helm", "eks"} & {t.text for t in expansion}  # beside "deployment" in two or more of its matches
 
 
+def test_expansion_counts_the_memories_text_not_their_recall_cues(memory: Any) -> None:
+    """Cues share their own boilerplate ("adding", "changing"); the store's document frequency is of
+    the text, so a cue word the text rarely holds would look rare and topical."""
+    for kind, when, text in DEPLOYMENT:
+        memory.write(text, type=kind, created_at=when, metadata={"when": "adding or changing the deploy set-up"})
+    memory.write("Adding a changelog entry is part of every PR.", type="note", created_at="2026-09-01T09:00:00Z")
+    memory.close()
+    expansion = {t.text for t in build_manifest("deployment").terms if t.source == "cooccur"}
+    assert {"helm", "eks"} & expansion and not {"adding", "changing"} & expansion
+
+
 def test_no_model_returns_the_gated_evidence_and_says_nothing_synthesised_it(store: dict[str, int], crib: Any) -> None:
     result = deep_recall(QUESTION, model=None)
     assert not result.synthesised and result.calls == 0 and len(result.evidence()) == len(DEPLOYMENT)

@@ -18,7 +18,6 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Sequence
 
-from ...core.cues import cue_of
 from ...read.query import terms as query_terms
 from ...text.words import STOP_WORDS, stems
 from .grep import Term, confirmed, same_word
@@ -48,9 +47,13 @@ def question_terms(question: str) -> list[Term]:
 
 
 def _vocabulary(entry: "Entry") -> dict[str, str]:
-    """stem → first surface word, for the entry's text and recall cue (content words of 3+ letters)."""
+    """stem → first surface word, for the entry's text (content words of 3+ letters).
+
+    Not its recall cue: the store's document frequency that scores a word is the full-text index's,
+    of the text alone, and cues share their own boilerplate ("adding", "changing", "configuring") that
+    the text rarely holds — counted here, it would look rare and topical."""
     words: dict[str, str] = {}
-    for word, stem in stems(f"{entry.content} {cue_of(entry.metadata) or ''}"):
+    for word, stem in stems(entry.content):
         if word not in STOP_WORDS and len(word) >= 3 and word.isalpha():
             words.setdefault(stem, word)
     return words
