@@ -12,7 +12,8 @@ from typing import Any, Callable
 import pytest
 
 from crib_plugin.hosts.deep import configured_model, deep_recall
-from crib_plugin.hosts.deep.manifest import build_manifest
+from crib_plugin.hosts.deep.expand import named_types
+from crib_plugin.hosts.deep.manifest import Candidate, build_manifest, gate
 from crib_plugin.hosts.deep.ollama import EXPAND_SCHEMA, READ_SCHEMA, SYNTH_SCHEMA
 from crib_plugin.hosts.deep.report import to_json, to_text
 
@@ -109,6 +110,35 @@ def test_offline_expansion_adds_words_that_co_occur_with_the_question_s(store: d
     expansion = [t for t in manifest.terms if t.source == "cooccur"]
     assert expansion and all(t.weight < 1 for t in expansion)
     assert {"helm", "eks"} & {t.text for t in expansion}  # beside "deployment" in two or more of its matches
+
+
+def test_expansion_counts_the_memories_text_not_their_recall_cues(memory: Any) -> None:
+    """Cues share their own boilerplate ("adding", "changing"); the store's document frequency is of
+    the text, so a cue word the text rarely holds would look rare and topical."""
+    for kind, when, text in DEPLOYMENT:
+        memory.write(text, type=kind, created_at=when, metadata={"when": "adding or changing the deploy set-up"})
+    memory.write("Adding a changelog entry is part of every PR.", type="note", created_at="2026-09-01T09:00:00Z")
+    memory.close()
+    expansion = {t.text for t in build_manifest("deployment").terms if t.source == "cooccur"}
+    assert {"helm", "eks"} & expansion and not {"adding", "changing"} & expansion
+
+
+def test_a_survey_question_s_frame_is_no_term_and_a_type_it_names_is_a_preference(memory: Any) -> None:
+    """"every decision we made about …": "every" and "made" frame the question, "decision" names a
+    type; neither is a word to confirm, so a memory holding only "every" never passes the gate, and a
+    decision outranks a note that confirms as much."""
+    for kind, when, text in DEPLOYMENT:
+        memory.write(text, type=kind, created_at=when)
+    frame = memory.write("Every migration's SQL is pasted in the PR; never SELECT *.", type="note", created_at="2026-09-01T09:00:00Z")
+    memory.close()
+    manifest = build_manifest("every decision we made about deployment")
+    asked = [t.text for t in manifest.terms if t.source == "question"]
+    assert asked == ["deployment"] and manifest.types == ("decision",)
+    assert frame not in {c.id for c in manifest.candidates}
+    assert manifest.to_json()["types"] == ["decision"]
+    note, decision = (Candidate(i, "project", kind, "2026-01-01T00:00:00Z", "the deployment runs on EKS") for i, kind in ((2, "note"), (1, "decision")))
+    assert [c.id for c in gate("q", manifest.terms, [note, decision], manifest.types).candidates] == [1, 2]  # the newer first, were it not for the type
+    assert named_types("how did our errors and notes change?", ("note", "decision", "error")) == ("note", "error")
 
 
 def test_no_model_returns_the_gated_evidence_and_says_nothing_synthesised_it(store: dict[str, int], crib: Any) -> None:

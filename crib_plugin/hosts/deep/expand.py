@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ...core.cues import cue_of
 from ...read.query import terms as query_terms
-from ...text.words import STOP_WORDS, stems
+from ...text.words import STOP_WORDS, split_words, stems
 from .grep import Term, confirmed, same_word
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,24 +32,44 @@ MAX_EXPANSION = 8
 """Expansion terms kept per store at most."""
 TOP_ENTRIES = 12
 """How many of the best matches the co-occurrence counts read."""
+FRAMING_WORDS = frozenset({"every", "everything", "made", "tried", "change", "changed", "changes"})
+"""Words that frame a survey question ("every decision we made…", "how did X change?", "everything
+about…", "what have we tried for…") rather than name its subject; the stop words (how, did, all,
+ever, we, our…) are the rest of that frame. They are rare in a store (coding set: "made" in 1 memory
+of 243, "every" in 22), so rarity weighting made them strong terms, and a memory saying "never
+SELECT *, every migration…" ranked for a deployment question. Measured need: dropping them moves
+the survey prompts' evidence up (bench/deep_recall.py; docs/deep-recall.md)."""
 
 
-def question_terms(question: str) -> list[Term]:
-    """The question's content words and quoted phrases as gate terms (stop words dropped, no repeats)."""
+def named_types(question: str, types: Iterable[str]) -> tuple[str, ...]:
+    """The memory types ``question`` names by a word — the type's name or its plural ("decisions",
+    "errors"): a preference for memories of that type, not a word to find in their text."""
+    words = {w.casefold() for w in split_words(question)}
+    return tuple(t for t in types if t in words or f"{t}s" in words)
+
+
+def question_terms(question: str, types: Iterable[str] = ()) -> list[Term]:
+    """The question's content words and quoted phrases as gate terms (stop words, :data:`FRAMING_WORDS`
+    and words naming one of ``types`` dropped; no repeats)."""
+    skip = FRAMING_WORDS | {w for t in types for w in (t, f"{t}s")}
     out: list[Term] = []
     seen: set[tuple[str, ...]] = set()
     for found in query_terms(question):
         term = Term.of(found.text)
-        if term is not None and term.stems not in seen and len(term.text) > 1:
+        if term is not None and term.stems not in seen and len(term.text) > 1 and term.text.casefold() not in skip:
             seen.add(term.stems)
             out.append(term)
     return out
 
 
 def _vocabulary(entry: "Entry") -> dict[str, str]:
-    """stem → first surface word, for the entry's text and recall cue (content words of 3+ letters)."""
+    """stem → first surface word, for the entry's text (content words of 3+ letters).
+
+    Not its recall cue: the store's document frequency that scores a word is the full-text index's,
+    of the text alone, and cues share their own boilerplate ("adding", "changing", "configuring") that
+    the text rarely holds — counted here, it would look rare and topical."""
     words: dict[str, str] = {}
-    for word, stem in stems(f"{entry.content} {cue_of(entry.metadata) or ''}"):
+    for word, stem in stems(entry.content):
         if word not in STOP_WORDS and len(word) >= 3 and word.isalpha():
             words.setdefault(stem, word)
     return words

@@ -171,7 +171,7 @@ def dispatch(model: DeepModel, manifest: Manifest, budget: Budget, result: DeepR
         if synthesis.missing:  # re-rank what is left by the gaps, through the same gate
             terms = merge_terms(terms, expansion_terms(synthesis.missing, "gap"))
             read = {c.key for c in result.read}
-            queue = gate(manifest.question, terms, [c for c in pool if c.key not in read]).candidates
+            queue = gate(manifest.question, terms, [c for c in pool if c.key not in read], manifest.types).candidates
 
 
 def deep_recall(question: str, *, model: DeepModel | None = None, settings: Any = None, scope: str = "all",

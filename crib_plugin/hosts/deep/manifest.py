@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ...core.cues import cue_of
+from ...core.entry_types import as_table, builtin_names
 from ...read.query import quote
 from ...read.recall import recall
 from ...scopes import SCOPES, open_scope, scope_path
 from ...text.redact import redact_for_render
 from ...text.snippet import snippet as one_line
-from .expand import cooccurring, merge_terms, question_terms
+from .expand import cooccurring, merge_terms, named_types, question_terms
 from .grep import Term, confirmed, gate_score
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +50,9 @@ GATE_PASS = 1.0
 GATE_RANK = 0.25
 """How much the confirmed terms' weight counts in the rank against the rank fusion (0.25: chosen on the survey
 prompts and LoCoMo conversations 1-4 among 0, 0.25, 0.5, 1; bench/deep_recall.py)."""
+TYPE_RANK = 1.0
+"""What a candidate of a type the question names ("every decision…") adds to the rank: as much as one
+fully weighted term of the question (it never passes the gate on its own)."""
 MIN_WEIGHT = 0.1
 """The least a confirmed term of the question counts towards the rank (a word in every entry)."""
 
@@ -73,6 +77,7 @@ class Candidate:
     fused: float = 0.0  # reciprocal-rank fusion over the pool's lists
     found_by: list[str] = field(default_factory=list)  # "search", "neighbour", "expanded"
     confirmed: list[Term] = field(default_factory=list)
+    named: bool = False  # of a type the question names
 
     @property
     def key(self) -> tuple[str, int]:
@@ -84,8 +89,9 @@ class Candidate:
 
     @property
     def rank(self) -> float:
-        """Rank fusion over the pool's lists (1.0 for first in all three) plus what the gate confirmed."""
-        return self.fused * RRF_K / 3 + GATE_RANK * self.gate
+        """Rank fusion over the pool's lists (1.0 for first in all three) plus what the gate confirmed,
+        and :data:`TYPE_RANK` when the question names the candidate's type."""
+        return self.fused * RRF_K / 3 + GATE_RANK * (self.gate + TYPE_RANK * self.named)
 
     @property
     def passes(self) -> bool:
@@ -109,11 +115,12 @@ class Manifest:
     terms: list[Term]
     candidates: list[Candidate]
     gated_out: list[Candidate]
+    types: tuple[str, ...] = ()  # the memory types the question names (a preference, not a term)
 
     def to_json(self, max_bytes: int = 4096) -> dict[str, Any]:
         """The manifest as the orchestrator reads it: at most ``max_bytes`` of JSON, never a whole entry."""
         out: dict[str, Any] = {"question": self.question[:200], "terms": [t.text for t in self.terms],
-                               "gated_out": len(self.gated_out), "candidates": [], "left_off": 0}
+                               "types": list(self.types), "gated_out": len(self.gated_out), "candidates": [], "left_off": 0}
         size = len(json.dumps(out, ensure_ascii=False))
         for n, cand in enumerate(self.candidates):
             row = cand.to_json()
@@ -160,19 +167,23 @@ def _candidates(memory: "Memory", scope: str, lists: dict[str, list[int]]) -> li
 
 def build_manifest(question: str, *, scope: str = "all", cwd: Path | None = None, extra: Sequence[Term] = ()) -> Manifest:
     """Pool, expand, gate and rank the candidates for ``question`` over one store or both."""
-    asked = question_terms(question)
+    types = named_types(question, builtin_names())
+    asked = question_terms(question, types)
     names = [n for n in (SCOPES if scope == "all" else (scope,)) if scope_path(n, cwd).exists()]
     pool: list[Candidate] = []
     expansion: list[Term] = []
     for name in names:
         with open_scope(name, create=False, cwd=cwd, readonly=True) as memory:
+            if name == names[0]:  # the type table with the plugins' types
+                types = named_types(question, as_table(memory.registry.types))
+                asked = question_terms(question, types)
             lists, found = _lists(memory, question, merge_terms(asked, extra))
             expansion = merge_terms(expansion, found)
             pool.extend(_candidates(memory, name, lists))
         if name == names[0]:
             asked = rarity_weighted(memory.store, asked)
     terms = merge_terms(asked, extra, expansion)
-    return gate(question, terms, pool)
+    return gate(question, terms, pool, types)
 
 
 def rarity_weighted(store: Any, terms: Sequence[Term]) -> list[Term]:
@@ -188,15 +199,17 @@ def rarity_weighted(store: Any, terms: Sequence[Term]) -> list[Term]:
     return out
 
 
-def gate(question: str, terms: list[Term], pool: Sequence[Candidate]) -> Manifest:
-    """Apply the grep gate with ``terms`` to ``pool`` and rank what passes (best first)."""
+def gate(question: str, terms: list[Term], pool: Sequence[Candidate], types: Sequence[str] = ()) -> Manifest:
+    """Apply the grep gate with ``terms`` to ``pool`` and rank what passes (best first), preferring
+    the memory ``types`` the question names."""
     for cand in pool:
         cand.confirmed = confirmed(f"{cand.content} {cand.cue}", terms)
+        cand.named = cand.type in types
     passed = [c for c in pool if c.passes]
     passed.sort(key=lambda c: (-c.rank, c.scope != "project", -c.id))
     out = [c for c in pool if not c.passes]
     out.sort(key=lambda c: -c.fused)
-    return Manifest(question, terms, passed, out)
+    return Manifest(question, terms, passed, out, tuple(types))
 
 
 __all__ = ["Candidate", "Manifest", "build_manifest", "gate", "snippet", "POOL"]

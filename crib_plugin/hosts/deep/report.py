@@ -34,6 +34,7 @@ def to_json(result: DeepResult) -> dict[str, Any]:
         "waves": result.waves,
         "spent": {"calls": result.calls, "tokens": result.tokens, "seconds": result.seconds},
         "terms": [t.text for t in manifest.terms] if manifest else [],
+        "types": list(manifest.types) if manifest else [],
         "gated_out": len(manifest.gated_out) if manifest else 0,
         "findings": [{"id": f.key, "relevant": f.relevant, "finding": f.text} for f in result.findings],
         "evidence": [c.to_json() for c in result.evidence()],
@@ -59,7 +60,8 @@ def to_text(result: DeepResult) -> str:
         lines.append(f"Stopped early: {result.stopped}.")
     manifest = result.manifest
     if manifest is not None:
-        lines.append(f"Terms: {', '.join(t.text for t in manifest.terms) or '—'}; "
+        types = f"; preferring type {', '.join(manifest.types)}" if manifest.types else ""
+        lines.append(f"Terms: {', '.join(t.text for t in manifest.terms) or '—'}{types}; "
                      f"{len(manifest.candidates)} candidates passed the gate, {len(manifest.gated_out)} gated out.")
     for n, cand in enumerate(result.evidence(), start=1):
         mark = f" superseded by {cand.superseded_by}" if cand.superseded_by is not None else ""
