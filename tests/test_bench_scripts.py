@@ -104,3 +104,18 @@ def test_hostile_bench_quick(tmp_path: Path) -> None:
     rows = [row for row in table_rows(out) if row[0] != "store"]
     assert len(rows) == 8  # 2 stores x 2 inputs x (hook, retrieve)
     assert all(row[5] == "yes" for row in rows), out
+
+
+def test_gate_fit_learns_a_separable_gate_and_scores_it() -> None:
+    """bench/gate_fit.py's regression and AUC (docs/pointers.md, ninth pass): one feature that
+    separates the classes gets a positive weight and an AUC of 1; its reverse, 0."""
+    import numpy as np
+
+    gate_fit = bench_module("gate_fit")
+    x = np.array([[0.1], [0.2], [0.3], [0.7], [0.8], [0.9]])
+    y = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    beta = gate_fit.fit(x, y, np.ones(len(y)), l2=0.1)
+    assert beta[1] > 0
+    scores = np.hstack([np.ones((len(x), 1)), x]) @ beta
+    assert gate_fit.auc(scores[y == 1], scores[y == 0]) == 1.0
+    assert gate_fit.auc(scores[y == 0], scores[y == 1]) == 0.0
