@@ -24,6 +24,15 @@ def pytest_configure(config: Any) -> None:
     sys._called_from_test = True  # type: ignore[attr-defined]
 
 
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Tests marked ``slow`` first, otherwise in collection order (a stable sort).
+
+    Under ``-n`` (``--dist loadgroup``, pyproject.toml: each test, or each ``xdist_group``, goes to
+    the next free worker in this order) the long tests start early and the run ends on short ones,
+    instead of one worker finishing a 30 s test alone while the other has nothing left to run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_report_header(config: Any) -> list[str]:
     """The versions results depend on: SQLite (as apsw links it), apsw and sqlite-vec."""
     from importlib.metadata import PackageNotFoundError, version
