@@ -8,6 +8,7 @@ used throughout; Ollama is the loopback fake from ``fake_ollama.py``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,18 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.chdir(tmp_path)
     yield db
     ollama_probe.list_models.cache_clear()
+
+
+def copy_store(src: Path, dst: Path) -> None:
+    """Copy the SQLite store ``src`` and every file or folder beside it that bears its name
+    (``-wal``, ``-shm``, the vector side index) to ``dst``, as the same names under ``dst``'s."""
+    for path in src.parent.iterdir():
+        if path.name.startswith(src.name):
+            target = dst.parent / (dst.name + path.name[len(src.name):])
+            if path.is_dir():
+                shutil.copytree(path, target)
+            else:
+                shutil.copy2(path, target)
 
 
 def assert_fts_ran(memory: Any, text: str) -> None:
