@@ -8,11 +8,25 @@ import is still a dependency).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "crib_plugin"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
+
+
+@functools.cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    """The syntax tree of one file, parsed once per process for this version of it (the measures
+    below walk every module of the package, and a test process asks for them a dozen times)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def parse(path: Path) -> ast.Module:
+    """``ast.parse`` of ``path``'s source (cached; never modify the tree)."""
+    stat = path.stat()
+    return _parsed(path, stat.st_mtime_ns, stat.st_size)
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -51,7 +65,7 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     top = root.name
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for target in _targets(name, path, node, known):
                     if target not in (name, top) and not name.startswith(target + "."):
@@ -111,7 +125,7 @@ def long_functions(root: Path = PACKAGE) -> dict[str, int]:
     """``module.function`` over the line limit (decorators excluded, docstring included) → its length."""
     out: dict[str, int] = {}
     for name, path in modules(root).items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 n = (node.end_lineno or node.lineno) - node.lineno + 1
                 if n > MAX_FUNCTION_LINES:
@@ -166,7 +180,7 @@ def private_imports(root: Path = PACKAGE) -> list[str]:
     out: list[str] = []
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if not isinstance(node, ast.ImportFrom):
                 continue
             base = node.module or ""

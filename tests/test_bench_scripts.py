@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
@@ -63,6 +65,7 @@ def test_ingest_bench_tiny(tmp_path: Path) -> None:
         assert memory.store.count_entries() == 2  # warm-up process + one timed process
 
 
+@pytest.mark.slow
 def test_latency_bench_tiny(tmp_path: Path) -> None:
     cache = tmp_path / "bench"
     out = run_script("latency.py", "--entries", "30", "--runs", "2", "--cache", str(cache), "--no-shim")
@@ -99,6 +102,7 @@ def test_redaction_bench_runs() -> None:
     assert "| prose, 8,000 chars (one injected block) |" in out and "import detect_secrets" in out
 
 
+@pytest.mark.slow
 def test_hostile_bench_quick(tmp_path: Path) -> None:
     out = run_script("hostile.py", "--quick", "--runs", "1", "--keep", str(tmp_path / "stores"), timeout=600)
     rows = [row for row in table_rows(out) if row[0] != "store"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import apsw
 import pytest
-from conftest import assert_fts_ran
+from conftest import assert_fts_ran, copy_store
 
 from crib_plugin.read.query import cjk_grams, glued_words, gram_expression
 from crib_plugin.store import cjk
@@ -32,10 +32,25 @@ MEMORIES = {
 }
 
 
+_BUILT: list[tuple[Path, dict[str, int]]] = []  # the store of MEMORIES as this process first wrote it, and its ids
+
+
 @pytest.fixture
-def mem(memory: Any) -> tuple[Any, dict[str, int]]:
-    ids = {key: memory.write(text) for key, text in MEMORIES.items()}
-    return memory, ids
+def mem(db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, int]]]:
+    """A store holding MEMORIES, each written through ``Memory.write``: by this process's first test
+    that asks, then copied (twelve embeddings and writes per test were most of this module's time)."""
+    from crib_plugin import Memory
+
+    if not _BUILT:
+        with Memory(db) as memory:
+            ids = {key: memory.write(text) for key, text in MEMORIES.items()}
+        kept = tmp_path_factory.mktemp("cjk-store") / db.name
+        copy_store(db, kept)
+        _BUILT.append((kept, ids))
+    else:
+        copy_store(_BUILT[0][0], db)
+    with Memory(db) as memory:
+        yield memory, dict(_BUILT[0][1])
 
 
 @pytest.fixture

@@ -182,6 +182,7 @@ def test_hanging_embedder_leaves_the_other_channels_to_answer(crib: Any, fake_ol
     assert not any("gave up" in line for line in log_lines(tmp_path))
 
 
+@pytest.mark.slow
 def test_output_stays_under_claude_codes_cap(crib: Any, tmp_path: Path) -> None:
     lines = [
         json.dumps({"content": f"Deployment runbook step {i}: " + ("the deploy pipeline retries flaky canary checks " * 18),

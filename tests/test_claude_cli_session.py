@@ -27,6 +27,9 @@ from claude_cli import MCP_PREFIX, claude, home_env, install_plugin, needs_claud
 from fake_anthropic import FakeAnthropic, ToolCall, text_of, tool_results
 from test_pointer_session import BILLING, POINTER, PROMPT  # the same memories and prompt as the scripted session
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixture installs crib in the real Claude Code CLI (~10 s)
+pytestmark = pytest.mark.xdist_group("test_claude_cli_session")
+
 TOOL = MCP_PREFIX
 
 LEARNED = "The invoice PDF template lives in billing/templates/invoice.html and WeasyPrint renders it at 150 dpi."

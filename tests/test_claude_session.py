@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -108,6 +109,7 @@ async def store_through_mcp(plugin_root: Path, env: dict[str, str], project: Pat
                     assert not result.is_error, result.content
 
 
+@pytest.mark.slow
 def test_a_scripted_claude_code_session(tmp_path: Path) -> None:
     plugin_root = install_from_marketplace(tmp_path / "plugins" / "cache")
 

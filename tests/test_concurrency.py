@@ -77,6 +77,7 @@ def test_a_lock_held_past_the_timeout_is_one_clear_error(db: Path, monkeypatch: 
         store.close()
 
 
+@pytest.mark.slow
 def test_eight_simultaneous_first_writes_on_a_new_store(tmp_path: Path) -> None:
     """They race to create and migrate the store: every one must succeed, once each."""
     db = tmp_path / "new" / "crib.db"
@@ -101,6 +102,7 @@ def test_eight_simultaneous_first_writes_on_a_new_store(tmp_path: Path) -> None:
     assert sorted(p.name for p in db.parent.iterdir() if ".new" in p.name) == []  # no temp store left
 
 
+@pytest.mark.slow
 def test_scaled_down_stress_run(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     try:

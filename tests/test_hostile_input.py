@@ -26,6 +26,10 @@ from crib_plugin.core.errors import CribError
 from crib_plugin.core.limits import MAX_ENTRY_CHARS
 from crib_plugin.hosts.cli.app import cli
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixtures build a
+# seeded store and a store holding a 5 MB memory
+pytestmark = pytest.mark.xdist_group("test_hostile_input")
+
 BAD_UTF8 = b"caf\xe9 \xff\xfe \xc3\x28 ok"
 MILLION = 1_000_000
 

@@ -93,6 +93,7 @@ def test_reindex_reports_progress(db: Path) -> None:
     assert calls[0] == (0, 40) and calls[-1] == (40, 40)
 
 
+@pytest.mark.slow
 def test_scaled_down_kill_run(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     try:

@@ -94,6 +94,7 @@ def installs(data: Path) -> int:
     return log_text(data).count("installing crib from")
 
 
+@pytest.mark.slow
 def test_a_killed_first_install_is_taken_over_at_once_and_the_next_hook_has_memory(env: dict[str, str], tmp_path: Path) -> None:
     data = Path(env["CLAUDE_PLUGIN_DATA"])
     started = time.monotonic()
@@ -121,6 +122,7 @@ def test_a_killed_first_install_is_taken_over_at_once_and_the_next_hook_has_memo
     assert installs(data) == 2
 
 
+@pytest.mark.slow
 def test_an_install_killed_while_swapping_leaves_the_old_environment(env: dict[str, str]) -> None:
     data = Path(env["CLAUDE_PLUGIN_DATA"])
     assert run(["write", "type=note first install"], env).returncode == 0
@@ -194,6 +196,7 @@ def copy_plugin(root: Path) -> None:
     shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["installed", "in place"])
 def test_the_bash_tool_without_plugin_variables_uses_the_hooks_environment(env: dict[str, str], tmp_path: Path, layout: str) -> None:
     home = Path(env["HOME"])
@@ -228,6 +231,7 @@ def stub_session(env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(command="bash", args=[str(LAUNCHER), "mcp"], env=env, cwd=os.getcwd())
 
 
+@pytest.mark.slow
 def test_mcp_answers_at_once_while_installing_then_hands_over_to_crib(env: dict[str, str]) -> None:
     data = Path(env["CLAUDE_PLUGIN_DATA"])
     env = {**env, "FAKE_SLEEP": "6"}

@@ -91,6 +91,7 @@ def test_tools_are_listed_with_descriptions_for_a_model_and_their_annotations(tm
     assert tools["remember"].input_schema["properties"]["scope"]["enum"] == ["project", "global"]
 
 
+@pytest.mark.slow
 def test_store_recall_correct_and_forget_through_the_client(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with session(crib_server(tmp_path)) as client:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_mcp import call, crib_server, error_of, run, session
 
 DEPLOY = [
@@ -34,6 +35,7 @@ def test_recall_is_plain_text_content_and_nothing_structured(tmp_path: Path) -> 
     assert "\\n" not in text and '\\"' not in text
 
 
+@pytest.mark.slow
 def test_search_is_a_bounded_manifest_of_snippets(tmp_path: Path) -> None:
     long_tail = " ".join(f"detail{i}" for i in range(60))  # several times a snippet; more only costs embedding time
     async def scenario() -> dict[str, Any]:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin import Memory
@@ -62,6 +63,7 @@ def test_sqlite_to_postgres_to_sqlite_round_trips_exactly(tmp_path: Path, pg_url
         store.close()
 
 
+@pytest.mark.slow
 def test_a_killed_migration_resumes_to_the_same_result(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
     origin = tmp_path / "origin.db"
     _stock(origin, n=120)

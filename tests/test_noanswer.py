@@ -35,6 +35,9 @@ from crib_plugin.core.records import ENTRY_TYPES
 from crib_plugin.core.timeutil import normalise_iso
 from crib_plugin.read.query import has_cjk
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixture builds the coding store
+pytestmark = pytest.mark.xdist_group("test_noanswer")
+
 # -- the data files ----------------------------------------------------------------------------
 
 

@@ -25,6 +25,9 @@ from fake_embedder import FakeEmbedder
 from crib_plugin import Memory, ResponseStream, Session, hookimpl
 from crib_plugin.plugins.manager import Registry, new_plugin_manager
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixture pip-installs the example plugin (~9 s)
+pytestmark = pytest.mark.xdist_group("test_plugins")
+
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "crib_example_plugin"
 
 

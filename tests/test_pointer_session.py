@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_mcp import call, crib_server, run, server_env, session
 
 BILLING = [
@@ -38,6 +39,7 @@ def hook_context(tmp_path: Path, prompt: str, session_id: str = "s1") -> str:
     return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout.strip() else ""
 
 
+@pytest.mark.slow
 def test_a_prompt_gets_a_pointer_and_show_of_its_id_returns_the_memory_in_full(tmp_path: Path) -> None:
     async def remember_all() -> dict[int, str]:
         async with session(crib_server(tmp_path)) as client:

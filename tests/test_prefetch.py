@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from conftest import copy_store
 
 from crib_plugin.core.config import load_settings
 from crib_plugin.core.errors import ConfigError, ModelError, ModelUnavailable
@@ -43,13 +44,23 @@ PROMPTS = [
 ]
 
 
+_BUILT: list[Path] = []  # the store of ENTRIES as this process's first test wrote it
+
+
 @pytest.fixture
-def store(memory: Memory) -> Path:
-    for text in ENTRIES:
-        memory.write(text)
-    path = memory.path
-    memory.close()
-    return path
+def store(db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A closed store holding ENTRIES, each written through ``Memory.write``: by this process's
+    first test that asks, then copied (the writes' embeddings were most of each test's setup)."""
+    if not _BUILT:
+        with Memory(db) as memory:
+            for text in ENTRIES:
+                memory.write(text)
+        kept = tmp_path_factory.mktemp("prefetch-store") / db.name
+        copy_store(db, kept)
+        _BUILT.append(kept)
+    else:
+        copy_store(_BUILT[0], db)
+    return db
 
 
 def _retrieve(prompt: str, parallel: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, bool, Memory]:

@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_bench_scripts import bench_module, run_script, table_rows
 
 
+@pytest.mark.slow
 def test_scale_runs_end_to_end_at_a_thousand(tmp_path: Path) -> None:
     out = run_script("scale.py", "--sizes", "1000", "--runs", "1", "--writes", "1", "--recall", "5", "--base", "60",
                      "--import-entries", "40", "--write-vectors", "inline,background", "--cache", str(tmp_path), timeout=900)

@@ -328,6 +328,7 @@ def _assert_no_secret(output: str) -> None:
     assert not leaked, leaked
 
 
+@pytest.mark.slow
 def test_secrets_never_stored_or_shown_through_the_cli(cli_env: dict[str, str]) -> None:
     runner = CliRunner()
     for case in SECRETS:

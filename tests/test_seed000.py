@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixture builds the seed store
+pytestmark = pytest.mark.xdist_group("test_seed000")
+
 MEMORIES: list[tuple[str, str]] = [
     ("decision", "spill keeps its log in a SQLite database, one file, instead of plain text logs: events can be queried with SQL."),
     ("note", "nomic-embed-text turns each memory into a vector of 768 floating point numbers, stored with sqlite-vec."),

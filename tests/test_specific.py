@@ -15,6 +15,9 @@ import pytest
 from crib_plugin.core.records import ChannelHit, ChannelResult, Entry, Hit, Query, Retrieval
 from crib_plugin.read.gate.specific import CROWD_MARGIN, crowd_level, distinctive, specific_terms
 
+# one worker runs the whole module under -n (pyproject: --dist loadgroup): its module fixture imports the logsift store
+pytestmark = pytest.mark.xdist_group("test_specific")
+
 LOGSIFT = Path(__file__).resolve().parents[1] / "crib_eval" / "data" / "coding" / "memories-logsift.jsonl"
 
 

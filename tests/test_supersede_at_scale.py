@@ -26,9 +26,32 @@ FILLER = (
 )
 
 
+_CROWD_VECTORS: dict[tuple[Any, ...], list[Any]] = {}
+
+
 def _crowd(memory: Any, count: int = 60) -> None:
-    memory.write_many([NewEntry(FILLER.format(n=n), "note", created_at=f"2025-12-{1 + n % 28:02d}T09:00:00Z")
-                       for n in range(count)], extract=False)
+    """Pad the store with ``count`` look-alike notes through the real write path.
+
+    Their vectors are the embedder's own, computed by the first test of this process to crowd a
+    store and then reused (the same texts, the same model): embedding the 60 notes is nearly all of
+    a crowding's CPU, and every test here crowds."""
+    real = memory.embed_texts
+
+    def embed_texts(contents: Any, previous: Any, notes: list[str]) -> list[Any] | None:
+        key = (memory.embedder_key(), tuple(contents), tuple(previous))
+        if key not in _CROWD_VECTORS:
+            vectors = real(contents, previous, notes)
+            if vectors is None:
+                return None
+            _CROWD_VECTORS[key] = [v.copy() for v in vectors]
+        return [v.copy() for v in _CROWD_VECTORS[key]]
+
+    memory.embed_texts = embed_texts
+    try:
+        memory.write_many([NewEntry(FILLER.format(n=n), "note", created_at=f"2025-12-{1 + n % 28:02d}T09:00:00Z")
+                           for n in range(count)], extract=False)
+    finally:
+        del memory.embed_texts  # the instance attribute: the class's method again
 
 
 @pytest.mark.parametrize("case", [

@@ -261,6 +261,7 @@ def _any_anchor_matches(text: str) -> bool:
     return any(pattern.search(text) for pattern, _ in temporal.time_patterns().anchors)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_prompt())
 def test_pre_check_never_hides_a_time_expression(text: str) -> None:
