@@ -220,6 +220,22 @@ def test_a_pointer_never_shows_a_secret_or_a_memory_tag() -> None:
         assert scrub_text("before " + block + " after").split() == ["before", "after"]
 
 
+def test_a_pointer_to_a_huge_entry_redacts_only_the_head_it_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pointer shows ~40 characters: redaction reads the entry's first MAX_SCAN_CHARS, not all of
+    a 5 MB entry an older store may hold (0.26 s a pointer), and still hides a secret there."""
+    from crib_plugin.core.limits import MAX_SCAN_CHARS
+    from crib_plugin.text.redact import passes
+
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    huge = entry(7, f"Push with {key} " + "filler words " * 400_000)
+    read: list[int] = []
+    real = passes.redact_for_render
+    monkeypatch.setattr(passes, "redact_for_render", lambda text: read.append(len(text)) or real(text))
+    block = render_block([], pointers=[huge])
+    assert "#7 [" in block and "Push with [REDACTED" in block and "ghp_" not in block
+    assert read and max(read) <= MAX_SCAN_CHARS
+
+
 def test_explain_lists_the_pointers_and_why() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.5], kept=1)
     choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from ..core.entry_types import as_table
 from ..core.records import Entry, Fact
 from ..core.timeutil import now_iso
 from ..text.redact import redact_for_render as safe
+from ..text.redact import redact_head_for_render
 from ..text.scrub import neutralise_tags
 from ..text.snippet import snippet
 
@@ -84,7 +85,7 @@ def _pointer_view(entry: Entry, chars: int | None = None) -> View:
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "snippet": snippet(safe(entry.content), chars, finish=neutralise_tags),
+        "snippet": snippet(redact_head_for_render(entry.content), chars, finish=neutralise_tags),
         "created_at": entry.created_at,
         "scope": entry.scope,
     })

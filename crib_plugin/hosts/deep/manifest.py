@@ -32,7 +32,7 @@ from ...core.entry_types import as_table, builtin_names
 from ...read.query import quote
 from ...read.recall import recall
 from ...scopes import SCOPES, open_scope, scope_path
-from ...text.redact import redact_for_render
+from ...text.redact import redact_head_for_render
 from ...text.snippet import snippet as one_line
 from .expand import cooccurring, merge_terms, named_types, question_terms
 from .grep import Term, confirmed, gate_score
@@ -60,7 +60,7 @@ MIN_WEIGHT = 0.1
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """A pointer's snippet (:func:`crib_plugin.text.snippet.snippet`: one line, cut at a word
     boundary) of ``text`` redacted as the block shows it."""
-    return one_line(redact_for_render(text), limit)
+    return one_line(redact_head_for_render(text), limit)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...core.cues import evidence_text
+from ...core.limits import MAX_SCAN_CHARS
 from ...text.words import stem_list as _stems
 from ..temporal import TimeExpression
 from .prompt_kind import prompt_kind
@@ -132,7 +133,8 @@ def judge(
     if retrieval.query.time_range is not None:
         start, end = retrieval.query.time_range
         window = TimeExpression(start, end, "")
-    cover = coverages(memory, retrieval.query.text, [evidence_text(h.entry) for h in hits])
+    # the first MAX_SCAN_CHARS of each, as the gate reads them: a bounded cost per entry
+    cover = coverages(memory, retrieval.query.text, [evidence_text(h.entry, MAX_SCAN_CHARS) for h in hits])
     cosines = _cosines(retrieval)
     extras = vector_extras(retrieval, floor, memory.store.count_entries())
     distinct = distinctive(memory, retrieval, gate) if distinct is None else distinct

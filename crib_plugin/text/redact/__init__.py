@@ -32,7 +32,7 @@ detect-secrets' regexes, written for line-by-line scanning, only run on lines of
 from __future__ import annotations
 
 from .detect import plugin_rules
-from .passes import Span, find_secrets, redact, redact_for_render, redact_value
+from .passes import Span, find_secrets, redact, redact_for_render, redact_head_for_render, redact_value
 from .rules import CRIB_RULES, MARKER, MAX_LINE_FOR_PLUGINS, Rule, looks_secret, marker
 
 __all__ = [
@@ -47,5 +47,6 @@ __all__ = [
     "plugin_rules",
     "redact",
     "redact_for_render",
+    "redact_head_for_render",
     "redact_value",
 ]
