@@ -7,14 +7,17 @@ its context.
 
 The group is lazy (click's documented ``LazyGroup`` pattern): :data:`COMMANDS` names each command's
 module and attribute, and a command line imports only the module of the command it runs, which
-imports what that command needs at its top. ``crib --help`` loads them all to list their help.
+imports what that command needs at its top. ``crib --help`` lists each command's help line read from
+its module's source (:func:`short_help_of`), so it imports none of them either.
 crib's own plugin commands (eval, calibrate, …) come through ``register_commands`` as a third
 party's would, as entries of the same table (:mod:`crib_plugin.plugins.default_plugins.commands`).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 from typing import Any, Mapping
 
 import click
@@ -51,6 +54,25 @@ class LazyGroup(CribGroup):
             self.add_command(load_command(self.lazy[cmd_name]), cmd_name)
         return self.commands.get(cmd_name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``, without importing a lazy command's module (the MCP SDK, numpy,
+        the evaluations…): each line is read from the module's source; a command whose help cannot be read
+        that way is loaded as click would."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names), default=0)  # click's own layout
+        rows = []
+        for name in names:
+            text = None if name in self.commands else short_help_of(self.lazy[name], limit)
+            if text is None:
+                command = self.get_command(ctx, name)
+                if command is None or command.hidden:
+                    continue
+                text = command.get_short_help_str(limit)
+            rows.append((name, text))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 def load_command(spec: str) -> click.Command:
     """The click command ``spec`` (``"module:attribute"``) names; a leading-dot-free module without a
@@ -62,6 +84,38 @@ def load_command(spec: str) -> click.Command:
     if not isinstance(command, click.Command):
         raise TypeError(f"{spec} is not a click command")
     return command
+
+
+def short_help_of(spec: str, limit: int = 45) -> str | None:
+    """The help line of the command ``spec`` names, read from its module's source without importing
+    it: the ``short_help=``/``help=`` of its ``click.command`` decorator, else its docstring, shortened
+    as click shortens it. None when the source or the function cannot be found (the caller then
+    imports the command)."""
+    module_name, _, attr = spec.partition(":")
+    name = module_name if "." in module_name else f"{__package__}.{module_name}"
+    try:
+        found = importlib.util.find_spec(name)
+        source = found.loader.get_source(name) if found and found.loader else None  # type: ignore[attr-defined]
+        tree = ast.parse(source or "")
+    except (ImportError, SyntaxError, ValueError, AttributeError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == attr:
+            for deco in node.decorator_list:
+                func = deco.func if isinstance(deco, ast.Call) else None
+                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                if not isinstance(deco, ast.Call) or called not in ("command", "group"):
+                    continue  # an option's help, not the command's
+                for kw in deco.keywords:
+                    if kw.arg in ("short_help", "help") and isinstance(kw.value, ast.Constant):
+                        return _shortened(str(kw.value.value), limit)
+            return _shortened(ast.get_docstring(node) or "", limit)
+    return None
+
+
+def _shortened(help_text: str, limit: int) -> str:
+    """``help_text`` cut as click cuts a command's help for a group's list."""
+    return click.Command(None, help=help_text).get_short_help_str(limit)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS)
