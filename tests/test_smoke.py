@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sysconfig
 from pathlib import Path
 
 import apsw
 
 
 def test_console_script_installed() -> None:
-    assert shutil.which("crib"), "the `crib` console script is not on PATH"
+    """The install put a ``crib`` script where this environment keeps its scripts (a venv's bin: on PATH
+    once the venv is activated, and used by path when the tests run as ``venv/bin/python -m pytest``)."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    found = shutil.which("crib", path=str(scripts))
+    assert found, f"no `crib` console script in {scripts}"
+    done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("crib, version"), done.stdout + done.stderr
 
 
 # -- doctor ------------------------------------------------------------------------------------
