@@ -42,14 +42,12 @@ class Memory:
         embedder: Any = None,
         extractor: Any = None,
         readonly: bool = False,
-        upgrade: bool = False,
     ) -> None:
         self.settings = settings or load_settings()
         self.path: Path = as_location(path) if path is not None else self.settings.db  # type: ignore[assignment]  # a file, or a server's ServerURL
         self.pm = pm or get_plugin_manager()
         self._create = create
-        self._readonly = readonly  # read commands: opened read-only, never created or migrated
-        self._upgrade = upgrade  # ...except an older schema, for unattended readers (the hooks)
+        self._readonly = readonly  # read commands: opened read-only, never created; an older schema is upgraded (a copy kept)
         self._store: Store | None = None
         self._embedder = embedder
         self._extractor = extractor
@@ -67,7 +65,7 @@ class Memory:
     def store(self) -> Store:
         """The open store (opened on first use; never created when ``create=False``)."""
         if self._store is None:
-            self._store = (open_upgraded(self.path) if self._readonly and self._upgrade
+            self._store = (open_upgraded(self.path) if self._readonly
                            else open_store(self.path, create=self._create and not self._readonly, readonly=self._readonly))
         return self._store
 

@@ -119,17 +119,6 @@ def test_newer_schema_version(crib: Callable[..., Any], good_store: Path, tmp_pa
     check_every_command(crib, db, "newer", "upgrade crib")
 
 
-def test_read_commands_never_migrate(crib: Callable[..., Any], good_store: Path, tmp_path: Path) -> None:
-    from crib_plugin.store.schema import latest_version
-
-    db = copy_store(good_store, tmp_path / "crib.db")
-    conn = apsw.Connection(str(db))
-    conn.execute(f"PRAGMA user_version = {latest_version() - 1}")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    check_every_command(crib, db, "crib init", write_too=False)
-
-
 def test_read_commands_create_nothing(crib: Callable[..., Any], tmp_path: Path) -> None:
     db = tmp_path / "missing" / "crib.db"
     env = {"CRIB_DB": str(db)}

@@ -1,8 +1,8 @@
-"""An upgrade of crib never silences the Claude Code hooks.
+"""An upgrade of crib: one rule for every reader of a store an older crib wrote.
 
-A store written by an older crib has an older schema. Read commands a person runs refuse it with
-one line ("run `crib init`") and leave the file alone; the hooks have nobody to read that line, so
-they used to inject nothing on every prompt until something was written. They now migrate it first.
+Every command and hook that opens it upgrades it, after keeping a copy the older crib can still
+read (``crib.db.schema3.bak``), and a command says so once on stderr. Before, ``retrieve`` printed
+nothing, ``search``/``export``/``doctor`` refused and ``list``/``show``/the hook migrated silently.
 """
 
 from __future__ import annotations
@@ -50,17 +50,50 @@ def _version(db: Path) -> int:
         conn.close()
 
 
-def test_a_reader_for_the_hooks_migrates_an_older_store(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reader_upgrades_an_older_store_and_keeps_a_copy(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from crib_plugin import Memory
+    from crib_plugin.core.notices import drain
     from crib_plugin.store.schema import latest_version
 
     previous = _older_store(db, monkeypatch)
-    with Memory(db, create=False, readonly=True) as memory, pytest.raises(StoreOutdated, match="crib init"):
-        memory.retrieve("what database did we choose?")
-    assert _version(db) == previous  # a plain read changed nothing
-    with Memory(db, create=False, readonly=True, upgrade=True) as memory:
+    drain()
+    with Memory(db, create=False, readonly=True) as memory:
         assert "Chose SQLite" in memory.retrieve("what database did we choose?")
     assert _version(db) == latest_version()
+    backup = db.with_name(f"{db.name}.schema{previous}.bak")
+    assert _version(backup) == previous  # the older crib can still read (and export) the copy
+    (line,) = drain()
+    assert f"from schema {previous} to {latest_version()}" in line and str(backup) in line
+
+
+def test_a_store_that_cannot_be_upgraded_is_refused_with_one_line(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only folder: no copy can be made, so nothing is changed and the reader says why."""
+    from crib_plugin import Memory
+
+    previous = _older_store(db, monkeypatch)
+    db.parent.chmod(0o555)
+    try:
+        if os.access(db.parent, os.W_OK):
+            pytest.skip("running as a user who can write a read-only folder (root)")
+        with Memory(db, create=False, readonly=True) as memory, pytest.raises(StoreOutdated, match="crib init"):
+            memory.retrieve("what database did we choose?")
+    finally:
+        db.parent.chmod(0o755)
+    assert _version(db) == previous
+
+
+@pytest.mark.parametrize("command", [("retrieve",), ("search", "database"), ("export",), ("list",), ("show", "1"),
+                                     ("stats",), ("doctor",), ("log",)])
+def test_every_read_command_reads_an_older_store_the_same_way(db: Path, monkeypatch: pytest.MonkeyPatch, crib: Any,
+                                                              command: tuple[str, ...]) -> None:
+    previous = _older_store(db, monkeypatch)
+    result = crib(*command, input="what database did we choose?", env=SLOW_OK)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    if command[0] not in ("stats", "doctor", "log"):
+        assert "Chose SQLite" in result.stdout, result.stdout
+    assert f"upgraded {db} from schema {previous}" in result.stderr, result.stderr
+    assert db.with_name(f"{db.name}.schema{previous}.bak").exists()
 
 
 def test_the_prompt_hook_answers_after_an_upgrade(db: Path, monkeypatch: pytest.MonkeyPatch, crib_cold: Any) -> None:

@@ -61,7 +61,7 @@ class StoreTooNew(StoreError):
 
 
 class StoreOutdated(StoreError):
-    """A read command found an older schema; reads never migrate, ``crib init`` upgrades it."""
+    """An older schema that could not be upgraded where it was read (a read-only store); ``crib init`` upgrades it."""
 
 
 class StoreFull(StoreError):

@@ -46,7 +46,7 @@ def global_memory(primary: "Memory") -> "Memory | None":
     if not path.exists() or _same_file(path, primary.path):
         return None
     settings = dataclasses.replace(primary.settings, db=path)
-    other = Memory(path, settings=settings, pm=primary.pm, create=False, readonly=True, upgrade=primary._upgrade)
+    other = Memory(path, settings=settings, pm=primary.pm, create=False, readonly=True)
     try:
         if primary._embedder is not None and other.embedder_name() == primary.embedder_name():
             other._embedder = primary._embedder

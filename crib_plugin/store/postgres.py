@@ -39,6 +39,7 @@ from psycopg_pool import ConnectionPool
 
 from ..core.dburl import ServerURL, mask_url
 from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..core.notices import notice
 from .pooling import pooling
 from .postgres_schema import CRIB_TABLES, MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
 from .postgres_search import PgEntriesMixin, PgFullTextMixin, PgVectorsMixin
@@ -239,7 +240,7 @@ def _check(store: PostgresStore, readonly: bool, create: bool) -> None:
         if readonly or not create:
             raise StoreMissing(f"no crib store at {store.path} yet (run `crib init` with CRIB_DB set to it)")
     elif readonly and version < latest_pg_version():
-        raise StoreOutdated(f"{store.path} has schema version {version}, older than this crib's {latest_pg_version()}; run `crib init` to upgrade it (read commands never migrate)")
+        raise StoreOutdated(f"{store.path} has schema version {version}, older than this crib's {latest_pg_version()}; crib could not upgrade it here (a read-only store or folder): run `crib init` where it can be written")
 
 
 class _Closed:
@@ -316,7 +317,9 @@ def open_postgres_upgraded(url: str) -> PostgresStore:
     try:
         return open_postgres(url, create=False, readonly=True)
     except StoreOutdated:
-        open_postgres(url, create=False).close()
+        upgraded = open_postgres(url, create=False)  # migrations run in one transaction each
+        upgraded.close()
+        notice(f"crib: upgraded the store at {mask_url(url)} to schema {latest_pg_version()}")
     return open_postgres(url, create=False, readonly=True)
 
 

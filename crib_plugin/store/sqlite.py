@@ -23,6 +23,7 @@ import apsw
 
 from ..core.dirs import prepare_store_dir
 from ..core.errors import ExtensionError, NotACribStore, StoreError, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..core.notices import notice
 from .schema import MIGRATIONS, latest_version
 from .sqlite_admin import AdminMixin
 from .sqlite_entries import EntriesMixin
@@ -216,7 +217,7 @@ def _check_store(store: SQLiteStore, readonly: bool) -> None:
     if version > 0 and "entries" not in tables:
         raise NotACribStore(f"{path} is a SQLite database with user_version {version} but no crib tables; crib left it untouched")
     if readonly and version < latest_version():
-        raise StoreOutdated(f"{path} has schema version {version}, older than this crib's {latest_version()}; run `crib init` to upgrade it (read commands never migrate)")
+        raise StoreOutdated(f"{path} has schema version {version}, older than this crib's {latest_version()}; crib could not upgrade it here (a read-only store or folder): run `crib init` where it can be written")
 
 
 def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, readonly: bool = False) -> SQLiteStore:
@@ -261,7 +262,7 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
             except apsw.Error as exc:
                 raise store_error(exc, path, "opening for writing") from exc
             if migrate and store.schema_version() < latest_version():
-                store.migrate()
+                upgrade(store)
     except StoreError:
         store.close()
         raise
@@ -273,14 +274,56 @@ def open_store(path: Path | str, *, create: bool = True, migrate: bool = True, r
 
 def open_upgraded(path: Path | str) -> SQLiteStore:
     """Open ``path`` read-only; a store on an older schema (crib was upgraded, nothing written since)
-    is migrated first, under the write lock, and opened again.
+    is upgraded first (:func:`upgrade`, under the write lock), then opened again read-only.
 
-    For unattended readers — the Claude Code hooks — where nobody reads "run `crib init`": without
-    it every prompt after an upgrade got no memory until something was written. Read commands a
-    person runs keep refusing instead (they never change the file).
+    Every reader, commands and hooks alike, follows the one rule: before, the hooks injected nothing
+    after an upgrade and read commands refused until something was written. A store that cannot be
+    written (a read-only folder) keeps refusing with "run `crib init`", unchanged.
     """
     try:
         return open_store(path, create=False, readonly=True)
-    except StoreOutdated:
-        open_store(path, create=False).close()  # migrates; a failure here is the store's own error
+    except StoreOutdated as outdated:
+        try:
+            open_store(path, create=False).close()  # upgrades
+        except StoreReadOnly:
+            raise outdated from None
     return open_store(path, create=False, readonly=True)
+
+
+def upgrade(store: SQLiteStore) -> None:
+    """Migrate ``store`` to the latest schema. A store an older crib wrote (not a new, empty one) is
+    first copied beside itself (:func:`keep_copy`: what that crib can still read and export), and the
+    upgrade is said once (:func:`~crib_plugin.core.notices.notice`: on stderr for a command, in
+    ``crib.log`` always); a copy that cannot be made stops the upgrade with the reason."""
+    old = store.schema_version()
+    backup = None
+    if old > 0:
+        try:
+            backup, _ = keep_copy(store.path)
+        except (OSError, apsw.Error) as exc:
+            raise StoreError(f"{store.path} has schema version {old}; crib keeps a copy before upgrading it and could not: {exc}") from exc
+    store.migrate()
+    if backup is not None:
+        notice(f"crib: upgraded {store.path} from schema {old} to {latest_version()}; the old file is kept as {backup}")
+
+
+def keep_copy(path: Path) -> tuple[Path, int]:
+    """A consistent copy of the store at ``path`` (its WAL included, through SQLite's backup API)
+    as ``<name>.schema<N>.bak`` beside it, and its schema version N; an existing copy of that schema is
+    kept, not overwritten."""
+    source = open_readonly(path, configured_busy_timeout())
+    try:
+        version = int(next(iter(source.execute("PRAGMA user_version")))[0])
+        backup = path.with_name(f"{path.name}.schema{version}.bak")
+        if not backup.exists():
+            partial = backup.with_name(backup.name + ".partial")
+            target = apsw.Connection(str(partial))
+            try:
+                with target.backup("main", source, "main") as copying:
+                    copying.step(-1)
+            finally:
+                target.close()
+            os.replace(partial, backup)
+    finally:
+        source.close()
+    return backup, version

@@ -50,7 +50,7 @@ def open_memory(db: Path) -> Any:
     settings = load_settings()
     settings.db = db
     settings.budget = min(settings.budget, HOOK_BUDGET)
-    return Memory(create=False, settings=settings, readonly=True, upgrade=True)  # an upgrade of crib never silences the hooks
+    return Memory(create=False, settings=settings, readonly=True)  # an older store is upgraded: an upgrade of crib never silences the hooks
 
 
 def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 import click
 
 from ...core.errors import CribError
+from ...core.notices import drain
 from ...plugins.manager import get_plugin_manager
 from .common import CribGroup
 
@@ -139,6 +140,10 @@ def load_plugin_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point; notices a lower layer queued (an upgraded store) go to stderr at the end."""
     load_plugin_commands()
-    cli.main(args=argv, prog_name="crib")
+    try:
+        cli.main(args=argv, prog_name="crib")
+    finally:
+        for line in drain():
+            click.echo(line, err=True)
