@@ -362,12 +362,13 @@ class Memory:
 
     def import_records(
         self, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None,
-        on_embed_progress: Callable[[int, int], None] | None = None,
+        on_embed_progress: Callable[[int, int], None] | None = None, *, include_forgotten: bool = False,
     ) -> list[WriteReport]:
-        """Validate every record, write them in batches, then embed them (:func:`crib_plugin.write.maintenance.import_records`)."""
+        """Validate every record, write them in batches, then embed them; a memory the user forgot is
+        not brought back unless ``include_forgotten`` (:func:`crib_plugin.write.maintenance.import_records`)."""
         # deferred: the write path, as in :meth:`write`
         from .write import operations
-        return operations.import_records(self, records, on_progress, on_embed_progress)
+        return operations.import_records(self, records, on_progress, on_embed_progress, include_forgotten=include_forgotten)
 
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)

@@ -400,6 +400,13 @@ class StoreContract:
         assert [r.entry_id for r in store.audit_rows(10, project="beta")] == [None, 2]
         assert len(store.audit_rows(10)) == 3
 
+    def test_forgotten_hashes_are_those_of_forget_rows(self, store: Store) -> None:
+        with store.transaction():
+            store.record_audit("forget", 7, {"content_hash": "abc", "type": "note"})
+            store.record_audit("write", 8, {"content_hash": "def"})
+            store.record_audit("forget", 9, {"type": "note"})  # an older row without a hash
+        assert store.forgotten_hashes() == {"abc"}
+
     def test_entry_ids_between(self, store: Store) -> None:
         a = add(store, "One.", at="2026-01-01T00:00:00Z")
         b = add(store, "Two.", type="decision", at="2026-01-02T00:00:00Z")

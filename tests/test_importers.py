@@ -134,3 +134,18 @@ def test_crib_import_format_flag_and_stdin(db: Path) -> None:
     assert "imported 1 entries" in invoke("import", "-", input=line + "\n").output
     assert "line 1: not valid JSON" in invoke("import", "-", input="{bad\n", code=1).output
     assert "no such file" in invoke("import", "missing.md", code=1).output
+
+
+def test_reimporting_claude_md_does_not_bring_back_what_the_user_forgot(db: Path) -> None:
+    invoke("import", str(DATA / "CLAUDE.md"))
+    rows = json.loads(invoke("list", "--json", "--limit", "0").output)
+    gone = rows[:2]
+    invoke("forget", *(str(r["id"]) for r in gone), "--yes")
+    again = invoke("import", str(DATA / "CLAUDE.md")).output
+    assert "imported 0 entries (8 already present, 2 forgotten before: not brought back" in again
+    texts = {r["content"] for r in json.loads(invoke("list", "--json", "--limit", "0").output)}
+    assert not {r["content"] for r in gone} & texts
+    back = invoke("import", str(DATA / "CLAUDE.md"), "--include-forgotten").output
+    assert "imported 2 entries (8 already present)" in back
+    texts = {r["content"] for r in json.loads(invoke("list", "--json", "--limit", "0").output)}
+    assert {r["content"] for r in gone} <= texts

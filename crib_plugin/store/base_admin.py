@@ -62,6 +62,11 @@ class Audit(Protocol):
         ``project`` (and those naming no project)."""
         ...
 
+    def forgotten_hashes(self) -> set[str]:
+        """The content hashes of every entry ever forgotten (from the audit's ``forget`` rows): what an
+        import must not bring back."""
+        ...
+
     def counts(self) -> StoreCounts:
         """What ``crib stats`` reports: entries by type, facts, entities, queue and audit sizes."""
         ...

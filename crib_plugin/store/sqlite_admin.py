@@ -120,6 +120,10 @@ class AdminMixin:
 
         return [AuditRow(int(r[0]), str(r[1]), str(r[2]), None if r[3] is None else int(r[3]), json.loads(r[4] or "{}")) for r in rows]
 
+    def forgotten_hashes(self) -> set[str]:
+        field = self.JSON_FIELD.format(column="detail", key="content_hash")
+        return {str(r[0]) for r in self.execute(f"SELECT {field} FROM audit WHERE action = 'forget' AND {field} IS NOT NULL")}
+
     # -- listing -----------------------------------------------------------------------------------
 
     def list_versions(

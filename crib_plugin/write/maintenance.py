@@ -18,7 +18,8 @@ from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
 from ..models.base import embedder_key
 from ..store.base_vectors import to_blob
 from ..store.records import thread_of
-from .clean import validate_type
+from ..store.sqlite_rows import content_hash
+from .clean import clean_content, validate_type
 from .deferred import QueuedIds, complete_supersession
 from .path import drain_extractions
 
@@ -135,9 +136,13 @@ def previous_of(memory: Any, entry: Entry) -> str | None:
     return found.content if found else None
 
 
+#: The note on the report of a record that was not imported because the user forgot that memory.
+FORGOTTEN = "forgotten"
+
+
 def import_records(
     memory: Any, records: Iterable[dict[str, Any]], on_progress: Callable[[int, int], None] | None = None,
-    on_embed_progress: Callable[[int, int], None] | None = None,
+    on_embed_progress: Callable[[int, int], None] | None = None, *, include_forgotten: bool = False,
 ) -> list[WriteReport]:
     """Import JSON objects (``content`` required; ``type``, ``created_at``, ``metadata``).
 
@@ -148,6 +153,10 @@ def import_records(
     following it; then the queued vectors are embedded (:func:`embed_pending`,
     ``on_embed_progress``). A model that fails in the second phase leaves the vectors queued for
     ``crib reindex``, said in ``memory.warnings``: the entries are kept.
+
+    A record whose text the user forgot (``crib forget``: the audit keeps its content hash, never
+    its text) is not brought back — re-importing a ``CLAUDE.md`` would otherwise undo every forget —
+    unless ``include_forgotten``; its report is a duplicate noted :data:`FORGOTTEN`.
     """
     items: list[NewEntry] = []
     for number, record in enumerate(records, start=1):
@@ -165,10 +174,15 @@ def import_records(
         except InputError as exc:
             raise InputError(f"record {number}: {exc}") from exc
         items.append(NewEntry(content, entry_type, created, metadata))
-    reports = memory.write_many(items, on_progress=on_progress, audit=None, defer_vectors=True)
+    forgotten = set() if include_forgotten else memory.store.forgotten_hashes()
+    skipped = [content_hash(clean_content(item.content)) in forgotten for item in items] if forgotten else [False] * len(items)
+    written = iter(memory.write_many([item for item, skip in zip(items, skipped) if not skip], on_progress=on_progress, audit=None,
+                                     defer_vectors=True))
+    reports = [WriteReport(0, duplicate=True, notes=[FORGOTTEN]) if skip else next(written) for skip in skipped]
     new = [r.entry_id for r in reports if not r.duplicate]
     with memory.store.transaction():
-        memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new),
+        memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new) - sum(skipped),
+                                                   "forgotten": sum(skipped),
                                                    "first_id": min(new, default=None), "last_id": max(new, default=None)}))
     if new:
         try:

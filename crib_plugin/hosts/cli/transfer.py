@@ -13,6 +13,7 @@ from ...core.errors import ConfigError
 from ...store.facts import facts_command_output
 from ...text.redact import redact_for_render, redact_value
 from ...write.importers import read_records
+from ...write.maintenance import FORGOTTEN
 from ...write.manage import write_missing_cues
 from ..progress import Progress, fetch_model
 from .common import open_memory, scope_kwargs, warn_all
@@ -22,12 +23,14 @@ from .common import open_memory, scope_kwargs, warn_all
 @click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "claude", "markdown"]), default=None, help="Default: by name (folder or .md: markdown; CLAUDE.md, CLAUDE.local.md, .claude/: claude; else jsonl).")
 @click.option("--global", "to_global", is_flag=True, help="Import into the global store (e.g. ~/.claude/CLAUDE.md).")
-def import_(source: Path, fmt: str | None, to_global: bool) -> None:
+@click.option("--include-forgotten", is_flag=True, help="Also bring back memories that were forgotten (`crib forget`); by default they stay forgotten.")
+def import_(source: Path, fmt: str | None, to_global: bool, include_forgotten: bool) -> None:
     """Import memories from SOURCE (`-` for stdin): crib's JSONL (content, type, created_at,
     metadata), a Claude Code memory file (CLAUDE.md…) or a folder of markdown notes, split into
     one memory per bullet or paragraph under its heading path.
 
-    Everything is checked before anything is written: one bad record writes nothing.
+    Everything is checked before anything is written: one bad record writes nothing. A memory you
+    forgot stays forgotten when the file that held it is imported again (--include-forgotten).
     """
     kind, records = read_records(source, fmt, stdin=sys.stdin)
     if kind == "claude" and not to_global and str(source) != "-" and (Path.home() / ".claude") in source.resolve().parents:
@@ -35,12 +38,14 @@ def import_(source: Path, fmt: str | None, to_global: bool) -> None:
     with open_memory(**scope_kwargs(to_global)) as memory, Progress("import", unit="entries") as progress, \
             Progress("embed", unit="entries") as embedding:
         fetch_model(memory)
-        reports = memory.import_records(records, on_progress=progress, on_embed_progress=embedding)
+        reports = memory.import_records(records, on_progress=progress, on_embed_progress=embedding, include_forgotten=include_forgotten)
         warn_all(memory)
     new = sum(1 for r in reports if not r.duplicate)
+    forgotten = sum(1 for r in reports if FORGOTTEN in r.notes)
     rate = f", {progress.rate:.0f} entries/s" if reports else ""
     embedded = f"; embedded {embedding.done} at {embedding.rate:.0f}/s" if embedding.done else ""
-    click.echo(f"imported {new} entries ({len(reports) - new} already present) from {kind}{rate}{embedded}")
+    kept_out = f", {forgotten} forgotten before: not brought back (--include-forgotten)" if forgotten else ""
+    click.echo(f"imported {new} entries ({len(reports) - new - forgotten} already present{kept_out}) from {kind}{rate}{embedded}")
 
 
 @click.command()
