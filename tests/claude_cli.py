@@ -36,8 +36,28 @@ def claude(args: list[str], env: dict[str, str], cwd: Path, timeout: int = 300) 
     return subprocess.run([CLAUDE, *args], capture_output=True, text=True, env=env, cwd=str(cwd), timeout=timeout)
 
 
+def clean_copy(target: Path) -> Path:
+    """What the documented ``git clone --depth 1`` of this checkout holds: the files git tracks (as they
+    are in the working tree, so uncommitted edits are tested too) — none of its ``.state/`` store,
+    caches or virtualenvs, which Claude Code would copy from a local marketplace folder."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
 def install_plugin(env: dict[str, str], home: Path) -> None:
-    """``/plugin marketplace add`` this repository and ``/plugin install crib@crib``, as a user does."""
-    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "crib@crib"]):
+    """``/plugin marketplace add`` a clean clone and ``/plugin install crib@crib``, as docs/install.md says;
+    the plugin Claude Code installed holds nothing of a working clone's own state."""
+    source = clean_copy(home / ".local" / "share" / "crib-plugin-src")
+    for args in (["plugin", "marketplace", "add", str(source)], ["plugin", "install", "crib@crib"]):
         done = claude(args, env, home)
         assert done.returncode == 0, done.stdout + done.stderr
+    installed = list((home / ".claude" / "plugins" / "cache").glob("crib/crib/*"))
+    assert installed, "Claude Code installed no copy of the plugin"
+    for copy in installed:
+        stray = [p.name for p in copy.iterdir() if p.name in (".state", ".pytest_cache", ".venv", ".mypy_cache", ".ruff_cache")]
+        assert not stray, f"the installed plugin carries a working clone's {stray}"
