@@ -12,6 +12,7 @@ extra) is importable the builds skip pip's isolated build environment, a downloa
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import zipfile
@@ -38,14 +39,21 @@ def pip(*args: str, python: Path | str = sys.executable) -> subprocess.Completed
 
 def fresh_venv(path: Path) -> tuple[Path, Path]:
     """A venv seeing this interpreter's packages: (its python, its site-packages). Made without
-    pip (seconds of ensurepip) when the base interpreter's pip is visible from it."""
+    pip (seconds of ensurepip) when this interpreter's pip is visible from it.
+
+    ``--system-site-packages`` alone shows the *base* interpreter's packages: when the tests run in
+    a venv (the README's set-up) that is a bare Python without crib's dependencies. So a ``.pth``
+    file adds this interpreter's own site-packages, after the new venv's, wherever it runs from."""
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True, timeout=300)
     python = path / "bin" / "python"
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    ours = [p for p in site.getsitepackages() if Path(p) != purelib]
+    (purelib / "_crib_test_parent_site.pth").write_text("".join(f"{p}\n" for p in ours), encoding="utf-8")
     if subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True).returncode != 0:
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--clear", str(path)], check=True, timeout=300)
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    return python, Path(purelib)
+        (purelib / "_crib_test_parent_site.pth").write_text("".join(f"{p}\n" for p in ours), encoding="utf-8")
+    return python, purelib
 
 
 @pytest.mark.slow
@@ -77,9 +85,9 @@ def test_a_built_wheel_carries_licence_and_templates_and_its_crib_lists(tmp_path
 def test_an_editable_install_puts_no_crib_plugin_folder_in_site_packages(tmp_path: Path) -> None:
     """A folder there (a build's force-include did it once) outlives the checkout: moved or deleted,
     it shadows the package as an empty namespace and every ``crib`` dies with ModuleNotFoundError."""
-    python, site = fresh_venv(tmp_path / "venv")
+    python, site_dir = fresh_venv(tmp_path / "venv")
     pip("install", "-q", "--no-deps", "-e", str(ROOT), python=python)
-    assert not (site / "crib_plugin").exists(), sorted(p.name for p in (site / "crib_plugin").rglob("*"))
+    assert not (site_dir / "crib_plugin").exists(), sorted(p.name for p in (site_dir / "crib_plugin").rglob("*"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run([str(python), "-c", "import crib_plugin.output.render as r; print(r.TEMPLATE_DIRS[0])"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout.strip()
