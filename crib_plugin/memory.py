@@ -370,6 +370,13 @@ class Memory:
         from .write import operations
         return operations.import_records(self, records, on_progress, on_embed_progress, include_forgotten=include_forgotten)
 
+    def sync(self, path: Path, source: str = "markdown") -> Any:
+        """Bring the memories that came from the memory file ``path`` (a host's ``CLAUDE.md``,
+        ``AGENTS.md``…) in step with it: :func:`crib_plugin.write.sync.sync_file`."""
+        # deferred: the write path, as in :meth:`write`
+        from .write.sync import sync_file
+        return sync_file(self, path, source)
+
     def entry(self, entry_id: int) -> Entry | None:
         return self.store.get_entry(entry_id)
 

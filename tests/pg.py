@@ -76,7 +76,8 @@ def pg_server() -> Iterator[str]:
     if handle is None:  # a server of the user's own: leave it as found
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
-    del handle
+    else:  # stopped here, not left to atexit: an xdist worker may end without running it
+        handle.cleanup()  # type: ignore[attr-defined]
 
 
 def check_pgvector(url: str) -> None:

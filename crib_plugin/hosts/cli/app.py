@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
     "init": "admin:init", "doctor": "admin:doctor", "scrub": "admin:scrub", "mcp": "serve:mcp",
     "hook": "hooks:hook", "migrate": "migrate:migrate",
     "where": "manage:where", "list": "manage:list_", "show": "manage:show", "stats": "manage:stats",
-    "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_",
+    "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_", "sync": "sync:sync",
 }
 
 

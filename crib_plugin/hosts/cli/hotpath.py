@@ -28,10 +28,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         gc.disable()  # a process of well under a second: collecting cycles would only cost time
     if args == ["retrieve"]:
         run_entry(ENTRY_POINTS["retrieve"])
-        from ...core.notices import drain  # deferred: only the terminal's retrieve prints notices (stdout is the block)
-
-        for line in drain():
-            sys.stderr.write(line + "\n")
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
         fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit"))

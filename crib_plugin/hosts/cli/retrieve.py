@@ -11,6 +11,7 @@ import sys
 
 from ...core.config import load_settings
 from ...core.limits import bound_prompt
+from ...core.notices import drain
 from ...output.explain import explain_text
 from ...output.render import FORMATS
 from ...plugins.session import Session
@@ -35,8 +36,11 @@ def prompt_from_input(raw: str) -> str:
 
 
 def retrieve_stdin() -> None:
-    """``crib retrieve`` as the console script runs it (:mod:`.hotpath`): the prompt on stdin."""
+    """``crib retrieve`` as the console script runs it (:mod:`.hotpath`): the prompt on stdin; a notice
+    a lower layer queued (an upgraded store) goes to stderr, as the click application prints it."""
     run_retrieve(read_stdin())
+    for line in drain():
+        sys.stderr.write(line + "\n")
 
 
 def run_retrieve(raw: str, *, fmt: str = "memory", budget: int | None = None, explain: bool = False) -> None:
