@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from pg import pg_server, pg_url  # noqa: F401  (fixtures, defined here once: a module importing them got a server of its own)
 
 from fake_ollama import fake_ollama, fake_ollama_env  # noqa: F401  (fixtures)
 

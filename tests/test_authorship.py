@@ -9,7 +9,6 @@ import socket
 from typing import Any
 
 import pytest
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin import Memory
 from crib_plugin.store import open_store

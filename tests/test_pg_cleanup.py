@@ -15,6 +15,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
+#: Two modules that each import the session fixture, as the suite's did: each got a server of its own.
 INNER = '''
 from pg import pg_server, pg_url  # noqa: F401
 
@@ -46,7 +47,8 @@ def test_a_run_under_xdist_stops_its_servers(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     if os.environ.get("CRIB_TEST_PG_URL"):
         pytest.skip("the tests use a server of the user's own (CRIB_TEST_PG_URL)")
-    (tmp_path / "test_inner.py").write_text(INNER, encoding="utf-8")
+    for name in ("test_inner_a.py", "test_inner_b.py"):
+        (tmp_path / name).write_text(INNER, encoding="utf-8")
     # the inner run's servers live below it (tests/pg.py: tempfile.mkdtemp); a short path, as a
     # server's socket path must fit in 107 bytes
     scratch = Path(tempfile.mkdtemp(prefix="crib-pgc-"))
@@ -57,5 +59,14 @@ def test_a_run_under_xdist_stops_its_servers(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     left = _postmasters(scratch)
     shutil.rmtree(scratch, ignore_errors=True)
-    assert "2 passed" in done.stdout, done.stdout + done.stderr
+    assert "4 passed" in done.stdout, done.stdout + done.stderr
     assert not left, f"PostgreSQL servers left running: {sorted(left)}"
+
+
+def test_the_server_fixtures_are_defined_once() -> None:
+    """A test module that imports ``pg_server`` defines a session fixture of its own, with its own
+    server: they are imported by conftest.py alone."""
+    offenders = [p.name for p in TESTS.glob("test_*.py") if p.name != Path(__file__).name
+                 and any(line.startswith("from pg import") and ("pg_server" in line or "pg_url" in line)
+                         for line in p.read_text(encoding="utf-8").splitlines())]
+    assert not offenders

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from pg import new_database, pg_server, pg_url  # noqa: F401  (fixtures)
+from pg import new_database
 from test_claude import (  # noqa: F401  (collected here, on PostgreSQL)
     test_another_session_gets_it_again,
     test_only_new_memories_are_injected_later_in_the_session,

@@ -6,8 +6,6 @@ import multiprocessing
 import time
 from typing import Any
 
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
-
 from crib_plugin.core.records import Triple
 from crib_plugin.store import facts, open_store
 

@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
-
 from crib_plugin.store import open_store
 from crib_plugin.store.postgres import PostgresStore, open_postgres
 

@@ -8,7 +8,6 @@ finds "café" on both backends) is in the contract suite (``tests/store_contract
 from __future__ import annotations
 
 import apsw
-from pg import pg_server  # noqa: F401  (fixture)
 
 from crib_plugin.store.postgres_schema import MIGRATIONS, latin_fold_table
 

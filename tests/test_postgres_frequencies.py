@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin.store.pg_frequencies import TermStatistics
 from crib_plugin.store.postgres import PostgresStore, open_postgres

@@ -12,7 +12,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-from pg import new_database, pg_server, pg_url  # noqa: F401  (fixtures)
+from pg import new_database
 
 from crib_plugin.core.write_types import EMBED_BATCH
 from crib_plugin.store import open_store

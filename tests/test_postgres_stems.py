@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin.store import open_store
 from crib_plugin.store.postgres import PostgresStore, open_postgres

@@ -4,7 +4,6 @@ the session's server (``tests/pg.py``), plus what only a server store has to sho
 from __future__ import annotations
 
 import pytest
-from pg import pg_server, pg_url  # noqa: F401  (fixtures)
 from store_contract import Opener, StoreContract
 
 from crib_plugin.store import open_store
