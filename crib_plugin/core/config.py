@@ -98,6 +98,7 @@ class Settings:
     deep_manifest: int = setting("CRIB_DEEP_MANIFEST", number(int, 512), 4096, "bytes of the deep-recall manifest (ids, dates, types, snippets) at most")
     ollama_host: str | None = setting("OLLAMA_HOST", text, None, "Ollama server", shown="`http://127.0.0.1:11434`")
     ollama_timeout: float | None = setting("CRIB_OLLAMA_TIMEOUT", number(float, 0, strict=True), None, "per-request Ollama timeout in seconds", shown="2 s embed/rerank, 30 s extract, `CRIB_JUDGE_DEADLINE` judge")
+    ollama_keep_alive: str = setting("CRIB_OLLAMA_KEEP_ALIVE", text, "30m", "how long Ollama keeps a model loaded after crib's last request (sent with every request as `keep_alive`; Ollama's own default is 5 minutes, and a model unloaded between prompts costs its load time on the next one)")
     channels: list[str] | None = setting("CRIB_CHANNEL", parse_channels, None, "channels to run, a comma list: `triples`, `fts`, `vector` (or a plugin's)", shown="all")
     budget: int = setting("CRIB_BUDGET", number(int, 200), DEFAULT_BUDGET, "characters in the injected block")
     thread: str | None = setting("CRIB_THREAD", text, None, "thread for `crib write`")
