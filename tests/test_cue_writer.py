@@ -25,7 +25,10 @@ CUE = "dropping a table or database; deleting cloud resources; running a destruc
 
 @pytest.fixture
 def cue_model(fake_ollama_env: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> FakeOllama:
+    """A cue model asked by the write itself (``CRIB_WRITE_MODELS=inline``; the default leaves it to
+    the background worker: tests/test_model_work.py)."""
     monkeypatch.setenv("CRIB_CUE_MODEL", MODEL)
+    monkeypatch.setenv("CRIB_WRITE_MODELS", "inline")
     return fake_ollama_env
 
 

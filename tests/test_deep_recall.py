@@ -162,6 +162,21 @@ def test_a_question_the_first_wave_answers_sends_no_second_wave(store: dict[str,
     assert len(calls(deep_model, "expand")) == 1 and result.calls == 7 and result.tokens > 0
 
 
+def test_citations_written_as_the_findings_show_them_are_kept(store: dict[str, int], deep_model: FakeOllama) -> None:
+    """A model cites ``[30]`` (the findings' form), ``#30`` or only in the answer's text: each is
+    normalised to the id read; an id it never read is still dropped."""
+    shown: list[str] = []
+
+    def synth(request: Any, n: int) -> dict[str, Any]:
+        ids = shown[:] = cited(request)
+        return {"answer": f"ECS then EKS [{ids[1]}].", "cites": [f"[{ids[0]}]", "[9999]"], "complete": True}
+
+    deep_model.respond_with(scripted(synth))
+    result = deep_recall(QUESTION, model=configured_model())
+    assert len(shown) >= 2 and result.cites == shown[:2]  # "[id]" from the list, "[id]" from the answer text, in order
+    assert "9999" not in result.cites and set(result.cites) <= set(read_ids(deep_model))
+
+
 def test_gaps_send_further_waves_and_gated_out_memories_are_never_read(store: dict[str, int], deep_model: FakeOllama) -> None:
     deep_model.respond_with(scripted(lambda request, n: {"answer": f"partial {n}", "cites": cited(request), "complete": False, "missing": ["secrets"]}))
     result = deep_recall(QUESTION, model=configured_model())

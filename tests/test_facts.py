@@ -514,6 +514,7 @@ def test_ollama_extraction_end_to_end_is_deterministic(db: Path, fake_ollama: An
     from crib_plugin.models.ollama_models import EXTRACTION_SCHEMA
 
     monkeypatch.setenv("CRIB_EXTRACTOR", "ollama")
+    monkeypatch.setenv("CRIB_WRITE_MODELS", "inline")  # extracted by the write (the background path: test_model_work.py)
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
 
     def model(request: Any) -> dict[str, Any]:
@@ -549,6 +550,7 @@ def test_ollama_bad_output_keeps_the_entry_and_stores_no_facts(db: Path, fake_ol
     from crib_plugin import Memory
 
     monkeypatch.setenv("CRIB_EXTRACTOR", "ollama")
+    monkeypatch.setenv("CRIB_WRITE_MODELS", "inline")  # extracted by the write (the background path: test_model_work.py)
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     fake_ollama.script("{not json")
     with Memory(db, embedder=FakeEmbedder()) as mem:

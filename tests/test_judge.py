@@ -16,7 +16,7 @@ import pytest
 
 from crib_plugin.core.errors import ModelError
 from crib_plugin.models.base import Candidate
-from crib_plugin.models.ollama.judge import JUDGE_SCHEMA, OllamaJudge, parse_picks
+from crib_plugin.models.ollama.judge import OllamaJudge, judge_schema, parse_picks
 
 try:
     from fake_ollama import FakeOllama, live_host, live_model
@@ -48,7 +48,7 @@ def judged(fake_ollama_env: FakeOllama, monkeypatch: pytest.MonkeyPatch, memory:
 
 def _asked(fake: FakeOllama) -> list[Any]:
     """The judge's requests (writes with Ollama answering also chat, to extract facts)."""
-    return [r for r in fake.requests_to("/api/chat") if r.json.get("format") == JUDGE_SCHEMA]
+    return [r for r in fake.requests_to("/api/chat") if "relevant" in (r.json.get("format") or {}).get("properties", {})]
 
 
 def _reload_settings(memory: Any) -> None:
@@ -71,6 +71,7 @@ def test_a_reply_is_parsed_and_anything_else_refused() -> None:
     for bad in ("not json", '{"relevant": "1"}', '{"relevant": [true]}', '{"picks": [1]}', '{"relevant": [4]}', '{"relevant": [0]}'):
         with pytest.raises(ModelError):
             parse_picks(bad, 3)
+    assert parse_picks('{"relevant": [1, 4, 3]}', 3) == [0, 2]  # a number past the list is dropped, the rest kept
 
 
 def test_the_model_reads_a_bounded_prompt_and_short_candidates() -> None:
@@ -93,7 +94,10 @@ def test_the_judge_opens_a_prompt_the_gate_shut_on(judged: FakeOllama, memory: A
     assert "without asking first" in block and "PostgreSQL" not in block
     (request,) = _asked(judged)
     body = request.json
-    assert body["format"] == JUDGE_SCHEMA and body["options"]["temperature"] == 0 and body["model"] == MODEL
+    count = len(re.findall(r"^\d+\. ", body["messages"][-1]["content"], re.M))
+    assert body["format"] == judge_schema(count) and body["options"]["temperature"] == 0 and body["model"] == MODEL
+    assert body["format"]["properties"]["relevant"]["items"]["maximum"] == count  # no number past the list
+    assert body["keep_alive"] == "30m"  # the model stays loaded between prompts
     listing = body["messages"][-1]["content"]
     assert SHUT_PROMPT in listing and "(comes back when: adding a new dependency" in listing  # the cue helps the model
     assert re.search(r"^Today: \d{4}-\d\d-\d\d$", listing, re.M) and re.search(r"^1\. \[\d{4}-\d\d-\d\d ", listing, re.M)  # dates, for time prompts

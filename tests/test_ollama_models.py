@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import ollama  # noqa: F401 - imported up front so timing assertions do not include its import cost
@@ -376,7 +377,7 @@ def test_extraction_schema_is_strict() -> None:
     item = EXTRACTION_SCHEMA["properties"]["facts"]["items"]
     assert item["required"] == ["subject", "predicate", "object"]
     assert item["additionalProperties"] is False
-    assert all(p == {"type": "string"} for p in item["properties"].values())
+    assert all(p == {"type": "string", "minLength": 1} for p in item["properties"].values())  # "" is no fact
     assert "snake_case" in EXTRACTION_SYSTEM_PROMPT and "not_" in EXTRACTION_SYSTEM_PROMPT
 
 
@@ -453,16 +454,26 @@ BAD_EXTRACTIONS = {
     "missing-facts": json.dumps({}),
     "extra-top-key": json.dumps({"facts": [], "notes": "x"}),
     "facts-not-list": json.dumps({"facts": {"subject": "a", "predicate": "b", "object": "c"}}),
-    "item-not-object": json.dumps({"facts": ["Acme uses Postgres"]}),
-    "missing-field": json.dumps({"facts": [{"subject": "a", "predicate": "b"}]}),
-    "extra-field": json.dumps({"facts": [{"subject": "a", "predicate": "b", "object": "c", "confidence": 1}]}),
-    "non-string": json.dumps({"facts": [{"subject": "a", "predicate": "b", "object": 30}]}),
-    "null-field": json.dumps({"facts": [{"subject": None, "predicate": "b", "object": "c"}]}),
-    "empty-field": json.dumps({"facts": [{"subject": "a", "predicate": "  ", "object": "c"}]}),
-    "one-bad-among-good": json.dumps(
-        {"facts": [{"subject": "a", "predicate": "b", "object": "c"}, {"subject": "a", "predicate": "", "object": "d"}]}
-    ),
 }
+
+BAD_ITEMS = {
+    "item-not-object": "Acme uses Postgres",
+    "missing-field": {"subject": "a", "predicate": "b"},
+    "extra-field": {"subject": "a", "predicate": "b", "object": "c", "confidence": 1},
+    "non-string": {"subject": "a", "predicate": "b", "object": 30},
+    "null-field": {"subject": None, "predicate": "b", "object": "c"},
+    "empty-field": {"subject": "a", "predicate": "  ", "object": "c"},
+}
+
+
+@pytest.mark.parametrize("item", list(BAD_ITEMS.values()), ids=list(BAD_ITEMS))
+def test_extract_drops_a_bad_item_and_keeps_the_rest(fake_ollama: FakeOllama, item: Any) -> None:
+    """One item a model got wrong (an empty object, a number) costs that item, not the reply's other facts."""
+    good = {"subject": "Acme", "predicate": "uses", "object": "Postgres"}
+    fake_ollama.script(json.dumps({"facts": [item, good]}))
+    assert OllamaExtractor(host=fake_ollama.host).extract("Acme uses Postgres.") == [Triple("Acme", "uses", "Postgres")]
+    dropped: list[str] = []
+    assert validate_facts(json.dumps({"facts": [item]}), dropped=dropped) == [] and dropped[0].startswith("facts[0] ")
 
 
 @pytest.mark.parametrize("reply", list(BAD_EXTRACTIONS.values()), ids=list(BAD_EXTRACTIONS))
@@ -687,3 +698,15 @@ def test_live_reranker(live_ollama: dict) -> None:
                       ["The billing service uses PostgreSQL.", "Lunch is served at noon on Fridays."])
     assert len(scores) == 2 and all(0.0 <= s <= 10.0 for s in scores)
     assert scores[0] >= scores[1]
+
+
+def test_tokens_spent_estimates_what_the_server_left_out() -> None:
+    """A prompt served from Ollama's cache comes back without ``prompt_eval_count`` (some versions):
+    the cost is estimated from the prompt's length rather than counted as nothing."""
+    from types import SimpleNamespace
+
+    from crib_plugin.models.ollama.client import tokens_spent
+
+    assert tokens_spent(SimpleNamespace(prompt_eval_count=120, eval_count=30), 4_000, 400) == 150
+    assert tokens_spent(SimpleNamespace(prompt_eval_count=None, eval_count=30), 4_000, 400) == 1_030
+    assert tokens_spent(SimpleNamespace(), 4_000, 400) == 1_100

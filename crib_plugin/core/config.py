@@ -50,6 +50,7 @@ from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is 
     LOG_PROMPT_MODES,
     PARALLEL_MODES,
     TRUE_WORDS,
+    WRITE_MODEL_MODES,
     WRITE_VECTOR_MODES,
     Invalid,
     Spec,
@@ -98,6 +99,7 @@ class Settings:
     deep_manifest: int = setting("CRIB_DEEP_MANIFEST", number(int, 512), 4096, "bytes of the deep-recall manifest (ids, dates, types, snippets) at most")
     ollama_host: str | None = setting("OLLAMA_HOST", text, None, "Ollama server", shown="`http://127.0.0.1:11434`")
     ollama_timeout: float | None = setting("CRIB_OLLAMA_TIMEOUT", number(float, 0, strict=True), None, "per-request Ollama timeout in seconds", shown="2 s embed/rerank, 30 s extract, `CRIB_JUDGE_DEADLINE` judge")
+    ollama_keep_alive: str = setting("CRIB_OLLAMA_KEEP_ALIVE", text, "30m", "how long Ollama keeps a model loaded after crib's last request (sent with every request as `keep_alive`; Ollama's own default is 5 minutes, and a model unloaded between prompts costs its load time on the next one)")
     channels: list[str] | None = setting("CRIB_CHANNEL", parse_channels, None, "channels to run, a comma list: `triples`, `fts`, `vector` (or a plugin's)", shown="all")
     budget: int = setting("CRIB_BUDGET", number(int, 200), DEFAULT_BUDGET, "characters in the injected block")
     thread: str | None = setting("CRIB_THREAD", text, None, "thread for `crib write`")
@@ -122,6 +124,7 @@ class Settings:
     embed_budget: float = setting("CRIB_EMBED_BUDGET", number(float, 0, strict=True), 10.0, "seconds a write waits for its embedding (per 32 texts) before keeping the entry and queueing the vector")
     write_vectors: str = setting("CRIB_WRITE_VECTORS", choice(WRITE_VECTOR_MODES), "auto", "`background`: a single write (`crib write`, the MCP tool) stores the entry, its full text and facts without waiting for the model, and a detached `crib` process embeds it a moment later; `inline`: the write embeds it; `auto`: background for a process that has not loaded the model (a cold `crib write`) on a store of at least 50,000 entries (where the side vector index starts), inline otherwise")
     extract_budget: float = setting("CRIB_EXTRACT_BUDGET", number(float, 0, strict=True), 5.0, "seconds a write waits for fact extraction before keeping the entry and queueing the extraction")
+    write_models: str = setting("CRIB_WRITE_MODELS", choice(WRITE_MODEL_MODES), "background", "`background`: a single write that would ask a model (Ollama fact extraction, `CRIB_CUE_MODEL`) stores the entry at once and the background worker writes its facts and cue a moment later (`crib doctor` counts the queue); `inline`: the write asks the models within `CRIB_EXTRACT_BUDGET`")
     redact: bool = setting("CRIB_REDACT", boolean, True, "`0` stores and shows text verbatim: no secret redaction on write or at render (see Secrets)", shown="`1`")
     now: str | None = setting("CRIB_NOW", iso_moment, None, "ISO 8601 time taken as \"now\" for time expressions and default write times (`--now` on `retrieve`, `search`, `eval`): reproducible time-relative evaluations and tests", shown="the clock")
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)

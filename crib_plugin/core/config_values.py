@@ -40,6 +40,7 @@ FALSE_WORDS = ("0", "false", "no", "off")
 # Accepted spellings for CRIB_PARALLEL.
 PARALLEL_MODES = {"auto": "auto", **{w: "on" for w in TRUE_WORDS}, **{w: "off" for w in FALSE_WORDS}}
 WRITE_VECTOR_MODES = {"auto": "auto", "inline": "inline", "background": "background"}
+WRITE_MODEL_MODES = {"background": "background", "inline": "inline"}
 LOG_PROMPT_MODES = {"full": "full", "hash": "hash", "sha256": "hash", "hashed": "hash",
                     "none": "none", "off": "none", "no": "none"}
 

@@ -1,4 +1,7 @@
-"""The background embedder: ``python -m crib_plugin.hosts.embed_worker DB``.
+"""The background worker: ``python -m crib_plugin.hosts.embed_worker DB``.
+
+It also does a write's model work — the recall cue and the facts a local model writes
+(:mod:`crib_plugin.write.model_work`) — before embedding, so a write never waits on a model.
 
 Started detached by a write with ``CRIB_WRITE_VECTORS=background``
 (:func:`crib_plugin.write.deferred.start_background_embedder`) after it committed its entry with
@@ -18,8 +21,10 @@ from typing import Sequence
 
 from ..core.faillog import log_failure
 from ..memory import Memory
+from ..store.sqlite_rows import EXTRACT_QUEUE
 from ..write.deferred import fcntl
 from ..write.maintenance import embed_pending
+from ..write.model_work import drain_model_work
 
 ROUNDS = 3
 """Looks at the queue at most this many times (an entry queued meanwhile starts another worker)."""
@@ -34,6 +39,7 @@ def run(db: Path) -> int:
     """Embed the queue of ``db`` under the store's lock; 0 when done or another worker holds it."""
     if fcntl is None or not db.exists():
         return 0
+    models_failed = False  # a model that failed is not asked again by this worker (the queue waits)
     with open(lock_path(db), "a+") as lock:
         for _round in range(ROUNDS):
             try:
@@ -42,14 +48,23 @@ def run(db: Path) -> int:
                 return 0  # another worker embeds; it looks at the queue again once it lets go
             try:
                 with Memory(db, create=False) as memory:
-                    embed_pending(memory)
+                    if not models_failed and memory.store.pending(EXTRACT_QUEUE):
+                        try:  # first: a cue the model writes is embedded with the entry below
+                            for note in drain_model_work(memory)["notes"]:
+                                log_failure("background cue writing", RuntimeError(note))
+                        except Exception as exc:  # logged; the embeddings still go ahead
+                            models_failed = True
+                            log_failure("background fact extraction", exc)
+                    if memory.store.pending(memory.embedder_name()):
+                        embed_pending(memory)
             except Exception as exc:  # logged, never raised: nobody reads a detached process's stderr
                 log_failure("background embedding", exc)
                 return 1
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
             with Memory(db, create=False) as memory:
-                if not memory.store.pending(memory.embedder_name()):
+                models_left = not models_failed and memory.store.pending(EXTRACT_QUEUE)
+                if not memory.store.pending(memory.embedder_name()) and not models_left:
                     return 0
     return 0
 

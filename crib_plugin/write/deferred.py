@@ -29,7 +29,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: writes embed inline
     fcntl = None  # type: ignore[assignment]
 
-from ..core.config import write_vectors_mode
+from ..core.config import get_settings, write_vectors_mode
 from ..store import vector_index
 from .supersede import SUPERSEDING_TYPES, supersede_by_resemblance
 
@@ -53,6 +53,25 @@ def complete_supersession(store: Any, table: str, entries: Mapping[int, Any], bl
                                     table=table, vector=blobs[entry_id]):
             done.append(entry_id)
     return done
+
+
+MODEL_LATER = "model work: facts (and the recall cue) written by the background worker after the write"
+"""The extraction queue's reason for an entry whose model work was left to the worker on purpose."""
+
+
+def models_in_background(memory: Any, extract: bool) -> bool:
+    """Whether this write leaves its model work to the background worker (:mod:`crib_plugin.write.model_work`)."""
+    settings = get_settings()
+    if not extract or str(getattr(settings, "write_models", "background")) != "background":
+        return False
+    if fcntl is None or not isinstance(getattr(memory.store, "path", None), Path):
+        return False
+    if settings.cue_model:
+        return True
+    try:
+        return memory.extractor_name() == "ollama"
+    except Exception:  # noqa: BLE001 - an unknown extractor fails at extraction, as before
+        return False
 
 
 class QueuedIds:
@@ -91,13 +110,14 @@ def in_background(store: Any, count: int, *, model_loaded: bool = False) -> bool
     return mode == "background"
 
 
-def start_background_embedder(db: Any, reports: list[Any]) -> list[Any]:
-    """When one of ``reports`` (the write's) stored an entry without its vector, start a detached
-    ``python -m`` :data:`WORKER_MODULE` for the store ``db``; it embeds the queue and exits (one at
-    a time per store: a file lock). A failure to start leaves the entry queued for the next one or
-    ``crib reindex``: the write never fails for it. Returns ``reports``."""
+def start_background_embedder(db: Any, reports: list[Any], *, models: bool = False) -> list[Any]:
+    """When one of ``reports`` (the write's) stored an entry without its vector — or, with
+    ``models``, left its facts and cue to a model (:mod:`crib_plugin.write.model_work`) — start a
+    detached ``python -m`` :data:`WORKER_MODULE` for the store ``db``; it does the queued work and
+    exits (one at a time per store: a file lock). A failure to start leaves the entry queued for the
+    next one or ``crib reindex``: the write never fails for it. Returns ``reports``."""
     left = [r for r in reports if not r.duplicate and not r.embedded]
-    if not left:
+    if not left and not (models and any(not r.duplicate for r in reports)):
         return reports
     for report in left:
         report.background = True

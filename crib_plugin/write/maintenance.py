@@ -21,7 +21,7 @@ from ..store.records import thread_of
 from ..store.sqlite_rows import content_hash
 from .clean import clean_content, validate_type
 from .deferred import QueuedIds, complete_supersession
-from .path import drain_extractions
+from .model_work import drain_model_work
 
 
 def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def reindex(memory: Any, embedder: str | None = None, on_progress: Callable[[int
     Each batch commits on its own (a kill keeps it; a rerun continues from the next);
     ``on_progress(done, total)`` follows the batches.
     """
-    extracted = drain_extractions(memory, on_progress)
+    extracted = drain_model_work(memory, on_progress)["facts_extracted"]  # a queued write's cue, then its facts
     store = memory.store
     if embedder:
         embedder = embedder.lower()

@@ -35,7 +35,7 @@ from ..store.base_vectors import to_blob
 from ..store.sqlite_rows import EXTRACT_QUEUE, content_hash
 from .clean import clean_cue
 from .cue_model import CueWriter, cue_writer
-from .deferred import DEFERRED, in_background, start_background_embedder
+from .deferred import DEFERRED, MODEL_LATER, in_background, models_in_background, start_background_embedder
 from .same_text import same_text_report
 from .supersede import record_supersession
 
@@ -86,6 +86,8 @@ class Budgets:
     embed_down: str | None = None
     extract_down: str | None = None
     cue_down: str | None = None
+    models_later: bool = False
+    """The model work (facts, cue) is left to the background worker (:mod:`crib_plugin.write.model_work`)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -155,6 +157,14 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     return out, budgets.cue_down or ""
 
 
+def model_facts(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets, extract: bool) -> list[tuple[Any, str]]:
+    """Each item's ``(triples, note)``: extracted now, or ``(None, MODEL_LATER)`` when the worker
+    will (the model's share of the write is left to it: :mod:`crib_plugin.write.model_work`)."""
+    if budgets.models_later:  # nothing here waits on a model
+        return [(None, MODEL_LATER)] * len(items)
+    return [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
+
+
 def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
     """Triples for ``content``; ``None`` with the reason when extraction failed or overran."""
     if budgets.extract_down is not None:
@@ -187,6 +197,7 @@ def write_prepared(
     ``defer_vectors`` queues every vector, embedded later (:mod:`crib_plugin.write.deferred`)."""
     scale = 1.0 if len(prepared) <= 1 else BULK_BUDGET_SCALE
     budgets = Budgets(embed=embed_budget() * scale, extract=extract_budget() * scale)
+    budgets.models_later = len(prepared) == 1 and models_in_background(memory, extract)  # a bulk write keeps its 10x budgets
     reports: list[WriteReport | None] = [None] * len(prepared)
     seen: dict[tuple[str, str, str], int] = {}  # dedupe key → index of its first item in this call
     batch = WRITE_BATCH if batch is None else batch  # read at call time (tests shrink it)
@@ -222,7 +233,9 @@ def write_prepared(
         if on_progress is not None:
             on_progress(indexes.stop, len(prepared))
     done = [r for r in reports if r is not None]
-    return start_background_embedder(memory.store.path, done) if background else done
+    if background or budgets.models_later:
+        return start_background_embedder(memory.store.path, done, models=budgets.models_later)
+    return done
 
 
 def _write_batch(
@@ -243,10 +256,10 @@ def _write_batch(
         return
 
     store = memory.store
-    items, cue_note = with_model_cues(memory, [prepared[i] for i in todo], budgets)
+    items, cue_note = ([prepared[i] for i in todo], "") if budgets.models_later else with_model_cues(memory, [prepared[i] for i in todo], budgets)
     vectors, cue_vectors, embed_note = (None, None, DEFERRED) if defer else embed_batch(memory, items, budgets)
     key = memory.embedder_key() if vectors else None
-    extracted = [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
+    extracted = model_facts(memory, items, budgets, extract)
     space = memory.embedder_name()
     with store.transaction():
         table = store.ensure_vector_space(key, len(vectors[0])) if vectors and key else None
@@ -311,7 +324,7 @@ def _insert_item(
     triples, extract_note = extracted
     if triples is None:
         store.queue_embedding(entry_id, EXTRACT_QUEUE, extract_note)
-        notes.append(extract_note)
+        notes.append(extract_note if extract_note != MODEL_LATER else "")
         triples = []
     fact_ids = facts_mod.record_facts(store, entry_id, triples, valid_from=created_at, entry_type=item.type)
     record_supersession(

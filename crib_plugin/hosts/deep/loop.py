@@ -20,6 +20,7 @@ snippets, and :attr:`DeepResult.synthesised` is false: nothing read or summarise
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +145,22 @@ def _wave(model: DeepModel, question: str, wave: Sequence[Candidate], budget: Bu
     return True
 
 
+_CITE = re.compile(r"\b(g?\d+)\b", re.IGNORECASE)
+_CITED_IN_TEXT = re.compile(r"\[\s*((?:g?\d+)(?:\s*,\s*g?\d+)*)\s*\]", re.IGNORECASE)
+
+
+def normalise_cites(cites: Sequence[Any], answer: str, known: set[str]) -> list[str]:
+    """The ids ``cites`` and the answer's ``[30]``/``[12, g4]`` markers name, as labels of memories
+    read (``known``), in order, without repeats. A model writes a citation the way the findings
+    show it (``"[30]"``), or as ``"#30"``, ``"memory 30"``, ``30``; an id never read is dropped (not evidence)."""
+    found: list[str] = []
+    for cite in cites:
+        found += [m.lower() for m in _CITE.findall(str(cite))]
+    for group in _CITED_IN_TEXT.findall(answer or ""):
+        found += [m.strip().lower() for m in group.split(",")]
+    return [c for c in dict.fromkeys(found) if c in known]
+
+
 def _synthesise(model: DeepModel, question: str, budget: Budget, result: DeepResult) -> Synthesis | None:
     relevant = [f for f in result.findings if f.relevant]
     synthesis = _ask(budget, result, _estimate(question, *(f.text for f in relevant), reply=384),
@@ -151,7 +168,7 @@ def _synthesise(model: DeepModel, question: str, budget: Budget, result: DeepRes
     if synthesis is not None:
         known = {label(c) for c in result.read}
         result.answer, result.complete = synthesis.answer, synthesis.complete
-        result.cites = [c for c in dict.fromkeys(synthesis.cites) if c in known]  # an id never read is not evidence
+        result.cites = normalise_cites(synthesis.cites, synthesis.answer, known)  # an id never read is not evidence
     return synthesis
 
 

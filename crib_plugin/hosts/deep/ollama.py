@@ -8,8 +8,8 @@ Three kinds of call, each one JSON-schema-constrained chat at temperature 0 with
 * **synthesise** — the question and the findings so far, each labelled with its entry id → an
   answer citing the ids it rests on, whether it is complete, and what is still missing.
 
-Every call reports the tokens it cost (Ollama's ``prompt_eval_count`` + ``eval_count``, else an
-estimate at four characters a token), which the loop charges to its budget
+Every call reports the tokens it cost (Ollama's ``prompt_eval_count`` + ``eval_count``, each
+estimated at four characters a token when left out: a cached prompt has no ``prompt_eval_count``), which the loop charges to its budget
 (:mod:`crib_plugin.hosts.deep.loop`). A malformed reply is a :class:`~crib_plugin.errors.ModelError`.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from ...core.errors import ConfigError, ModelError
 from ...core.limits import bound_prompt
-from ...models.ollama.client import SEED, OllamaBase, configured
+from ...models.ollama.client import SEED, OllamaBase, configured, tokens_spent
 
 ENTRY_CHARS = 1_500
 """Characters of one memory a reader call sees."""
@@ -31,11 +31,11 @@ QUESTION_CHARS = 1_000
 
 EXPAND_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"terms": {"type": "array", "items": {"type": "string"}, "maxItems": 8}},
                                  "required": ["terms"]}
-READ_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"relevant": {"type": "boolean"}, "finding": {"type": "string"}},
+READ_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"relevant": {"type": "boolean"}, "finding": {"type": "string", "minLength": 1}},
                                "required": ["relevant", "finding"]}
 SYNTH_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"answer": {"type": "string"}, "cites": {"type": "array", "items": {"type": "string"}},
+    "properties": {"answer": {"type": "string", "minLength": 1}, "cites": {"type": "array", "items": {"type": "string", "minLength": 1}},
                    "complete": {"type": "boolean"}, "missing": {"type": "array", "items": {"type": "string"}, "maxItems": 6}},
     "required": ["answer", "cites", "complete"],
 }
@@ -97,13 +97,9 @@ class OllamaDeep(OllamaBase):
 
     def _chat(self, what: str, system: str, user: str, schema: dict[str, Any], predict: int) -> tuple[dict[str, Any], int]:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        response = self._call(what, lambda: self.client.chat(
-            model=self.model, messages=messages, format=schema, stream=False,
-            options={"temperature": 0, "seed": SEED, "num_predict": predict}))
+        response = self.chat(what, messages, schema, {"temperature": 0, "seed": SEED, "num_predict": predict})
         content = response.message.content if response.message is not None else None
-        spent = (response.prompt_eval_count or 0) + (response.eval_count or 0)
-        if not spent:
-            spent = (len(system) + len(user) + len(content or "")) // 4
+        spent = tokens_spent(response, len(system) + len(user), len(content or ""))
         return _json(content, what), spent
 
     @staticmethod

@@ -36,10 +36,26 @@ MAX_FACTS = 32
 EMBED_BATCH = 32
 """Texts per ``/api/embed`` request, so one request stays well inside its timeout."""
 
-RERANK_WORKERS = 4
-"""Concurrent pointwise rerank requests (Ollama serves them in parallel up to OLLAMA_NUM_PARALLEL)."""
+RERANK_WORKERS = 1
+"""Concurrent pointwise rerank requests. One: Ollama's default for a CPU-only server is one slot
+(``OLLAMA_NUM_PARALLEL``), where parallel requests only queue, each waiting out the others within its
+own timeout; raise it (``OllamaReranker(workers=…)``) for a server with more slots."""
+
+DEFAULT_KEEP_ALIVE = "30m"
+"""``keep_alive`` sent with every request (``CRIB_OLLAMA_KEEP_ALIVE``): how long Ollama keeps the
+model loaded after it. Ollama's own default (5 minutes) unloads a model between two prompts a
+few minutes apart, and the next one pays the load (seconds on a CPU) inside its deadline."""
 
 T = TypeVar("T")
+
+
+def tokens_spent(response: Any, prompt_chars: int, reply_chars: int) -> int:
+    """Tokens one chat cost: Ollama's ``prompt_eval_count`` + ``eval_count``, each estimated at four
+    characters a token when the server left it out (``prompt_eval_count`` is missing when the
+    whole prompt came from Ollama's cache, in some versions)."""
+    prompt = getattr(response, "prompt_eval_count", None)
+    reply = getattr(response, "eval_count", None)
+    return int(prompt if prompt else prompt_chars // 4) + int(reply if reply else reply_chars // 4)
 
 
 def configured(name: str) -> Any:
@@ -76,6 +92,26 @@ class OllamaBase:
                 **({"verify": False} if plain else {}),
             )
         return self._client
+
+    @property
+    def keep_alive(self) -> str:
+        """``keep_alive`` for every request (``CRIB_OLLAMA_KEEP_ALIVE``, default :data:`DEFAULT_KEEP_ALIVE`)."""
+        return str(configured("ollama_keep_alive") or DEFAULT_KEEP_ALIVE)
+
+    def chat(self, what: str, messages: list[dict[str, str]], schema: Any, options: dict[str, Any]) -> Any:
+        """One non-streamed, schema-constrained ``/api/chat`` request, errors mapped by :meth:`_call`."""
+        return self._call(what, lambda: self.client.chat(
+            model=self.model, messages=messages, format=schema, options=options, stream=False, keep_alive=self.keep_alive,
+        ))
+
+    def warm(self) -> float:
+        """Ask Ollama to load the model now (a chat with no messages: Ollama's load request) and keep it
+        for :attr:`keep_alive`; the seconds the request took. Raises like any request."""
+        import time
+
+        started = time.monotonic()
+        self._call("warm-up", lambda: self.client.chat(model=self.model, messages=[], stream=False, keep_alive=self.keep_alive))
+        return time.monotonic() - started
 
     def close(self) -> None:
         """Close the HTTP connection pool (optional; it is also closed when garbage-collected)."""

@@ -22,7 +22,7 @@ from .client import EXTRACT_TIMEOUT, SEED, OllamaBase, configured
 
 CUE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"when": {"type": "string"}},
+    "properties": {"when": {"type": "string", "minLength": 1}},
     "required": ["when"],
     "additionalProperties": False,
 }
@@ -94,11 +94,6 @@ class OllamaCueWriter(OllamaBase):
 
     def write_cue(self, text: str, type: str) -> str:
         """The cue for one memory. ModelUnavailable / ModelError when the model cannot give one."""
-        response = self._call(
-            "cue",
-            lambda: self.client.chat(
-                model=self.model, messages=self.messages(text, type), format=CUE_SCHEMA, options=self.options, stream=False,
-            ),
-        )
+        response = self.chat("cue", self.messages(text, type), CUE_SCHEMA, self.options)
         content = response.message.content if response.message is not None else None
         return parse_cue(content.strip() if isinstance(content, str) else content)

@@ -97,7 +97,7 @@ class OllamaEmbedder(OllamaBase):
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            response = self._call("embed", functools.partial(self.client.embed, model=self.model, input=batch))
+            response = self._call("embed", functools.partial(self.client.embed, model=self.model, input=batch, keep_alive=self.keep_alive))
             vectors = response.embeddings
             if vectors is None or len(vectors) != len(batch):
                 got = 0 if vectors is None else len(vectors)

@@ -31,9 +31,9 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "subject": {"type": "string"},
-                    "predicate": {"type": "string"},
-                    "object": {"type": "string"},
+                    "subject": {"type": "string", "minLength": 1},
+                    "predicate": {"type": "string", "minLength": 1},
+                    "object": {"type": "string", "minLength": 1},
                 },
                 "required": ["subject", "predicate", "object"],
                 "additionalProperties": False,
@@ -43,7 +43,9 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
     "required": ["facts"],
     "additionalProperties": False,
 }
-"""The JSON schema sent in ``format``; Ollama constrains decoding to it and crib re-checks the reply."""
+"""The JSON schema sent in ``format``; Ollama constrains decoding to it and crib re-checks the reply.
+``minLength``: an empty subject, predicate or object is not a fact, and a model left free to write
+one (``"object": ""``, common with a 1.5B model) would otherwise lose the fact."""
 
 EXTRACTION_SYSTEM_PROMPT = """\
 You extract facts from a note as subject-predicate-object triples for a memory store.
@@ -75,14 +77,16 @@ EXTRACTION_EXAMPLES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def validate_facts(content: Any, max_facts: int = MAX_FACTS) -> list[Triple]:
-    """Parse and strictly validate an extraction reply against :data:`EXTRACTION_SCHEMA`.
+def validate_facts(content: Any, max_facts: int = MAX_FACTS, dropped: list[str] | None = None) -> list[Triple]:
+    """Parse and validate an extraction reply against :data:`EXTRACTION_SCHEMA`.
 
-    The reply must be a JSON object with exactly the key ``facts``, a list of objects with exactly
-    the string keys ``subject``, ``predicate``, ``object``, each non-empty after stripping whitespace.
-    Any violation raises ``ModelError("extraction model returned invalid JSON: …")`` — the reply is
-    rejected, never repaired. Exact duplicates (after stripping) are dropped, keeping the first; at
-    most ``max_facts`` facts are kept.
+    The reply must be a JSON object with exactly the key ``facts``, a list; anything else raises
+    ``ModelError("extraction model returned invalid JSON: …")`` — the reply is rejected, never
+    repaired. Each item must be an object with exactly the string keys ``subject``, ``predicate``,
+    ``object``, each non-empty after stripping whitespace: an item that is not is *dropped* (its
+    reason appended to ``dropped`` when given), and the other facts of the reply are kept — one bad
+    item from a small model must not cost the rest. Exact duplicates (after stripping) are dropped,
+    keeping the first; at most ``max_facts`` facts are kept.
     """
 
     def invalid(reason: str) -> ModelError:
@@ -105,27 +109,35 @@ def validate_facts(content: Any, max_facts: int = MAX_FACTS) -> list[Triple]:
     triples: list[Triple] = []
     seen: set[Triple] = set()
     for i, item in enumerate(facts):
-        if not isinstance(item, dict):
-            raise invalid(f"facts[{i}] is {type(item).__name__}, not an object")
-        keys = set(item)
-        if keys != {"subject", "predicate", "object"}:
-            missing = sorted({"subject", "predicate", "object"} - keys)
-            extra = sorted(keys - {"subject", "predicate", "object"})
-            raise invalid(f"facts[{i}] missing {missing}" if missing else f"facts[{i}] has unexpected keys {extra}")
-        values = []
-        for key in ("subject", "predicate", "object"):
-            value = item[key]
-            if not isinstance(value, str):
-                raise invalid(f"facts[{i}].{key} is {type(value).__name__}, not a string")
-            value = value.strip()
-            if not value:
-                raise invalid(f"facts[{i}].{key} is empty")
-            values.append(value)
-        triple = Triple(*values)
+        reason, triple = _triple(item)
+        if triple is None:
+            if dropped is not None:
+                dropped.append(f"facts[{i}] {reason}")
+            continue
         if triple not in seen:
             seen.add(triple)
             triples.append(triple)
     return triples[:max_facts]
+
+
+def _triple(item: Any) -> tuple[str, Triple | None]:
+    """One reply item as a triple, or why it is not one."""
+    if not isinstance(item, dict):
+        return f"is {type(item).__name__}, not an object", None
+    keys = set(item)
+    if keys != {"subject", "predicate", "object"}:
+        missing = sorted({"subject", "predicate", "object"} - keys)
+        extra = sorted(keys - {"subject", "predicate", "object"})
+        return (f"missing {missing}" if missing else f"has unexpected keys {extra}"), None
+    values = []
+    for key in ("subject", "predicate", "object"):
+        value = item[key]
+        if not isinstance(value, str):
+            return f".{key} is {type(value).__name__}, not a string", None
+        if not value.strip():
+            return f".{key} is empty", None
+        values.append(value.strip())
+    return "", Triple(*values)
 
 
 class OllamaExtractor(OllamaBase):
@@ -134,7 +146,7 @@ class OllamaExtractor(OllamaBase):
     Each call sends one ``/api/chat`` request: a system prompt defining triples, three few-shot
     exchanges, the text; ``format`` = :data:`EXTRACTION_SCHEMA`; ``options`` = temperature 0, seed 42
     and a bound on generated tokens; ``stream=False``. The reply goes through :func:`validate_facts`
-    (invalid → ModelError, never guessed). Empty text returns ``[]`` without a request.
+    (a reply that is not a facts list → ModelError, never guessed; a bad item is dropped). Empty text returns ``[]`` without a request.
     """
 
     role = "extraction"
@@ -167,15 +179,6 @@ class OllamaExtractor(OllamaBase):
         """The facts stated in ``text``. Raises ModelError (bad output) or ModelUnavailable."""
         if not text or not text.strip():
             return []
-        response = self._call(
-            "extraction",
-            lambda: self.client.chat(
-                model=self.model,
-                messages=self.messages(text),
-                format=EXTRACTION_SCHEMA,
-                options=self.options,
-                stream=False,
-            ),
-        )
+        response = self.chat("extraction", self.messages(text), EXTRACTION_SCHEMA, self.options)
         content = response.message.content if response.message is not None else None
         return validate_facts(content.strip() if isinstance(content, str) else content, self.max_facts)

@@ -7,8 +7,8 @@ model knows that. It is shown the prompt and at most :data:`~crib_plugin.judging
 numbered candidates (date written, type, text and the memory's recall cue, the text cut to
 :data:`CANDIDATE_CHARS`) and today's date (``CRIB_NOW`` when set), in one JSON-schema-constrained chat at temperature 0 with a fixed seed,
 and answers ``{"relevant": [numbers]}`` — ``[]`` when none applies. It only reads the candidates:
-it never returns, edits or stores memory text. A reply naming a number outside the list, or not of
-that shape, is a :class:`~crib_plugin.errors.ModelError`, and the caller keeps the offline block.
+it never returns, edits or stores memory text. A number outside the list is dropped; a reply not of
+that shape is a :class:`~crib_plugin.errors.ModelError`, and the caller keeps the offline block.
 """
 
 from __future__ import annotations
@@ -36,7 +36,16 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "required": ["relevant"],
     "additionalProperties": False,
 }
-"""The JSON schema sent in ``format``; Ollama constrains decoding to it and crib re-checks the reply."""
+"""The JSON schema of a judge reply; each request sends :func:`judge_schema` (this with the number
+of candidates as ``maximum``), and crib re-checks the reply."""
+
+
+def judge_schema(count: int) -> dict[str, Any]:
+    """:data:`JUDGE_SCHEMA` for ``count`` candidates: a number above ``count`` cannot be decoded (a
+    small model otherwise counts on past the list, ``[1…9]`` for 8), and no number twice."""
+    items = {**JUDGE_SCHEMA["properties"]["relevant"]["items"], "maximum": max(1, count)}
+    return {**JUDGE_SCHEMA, "properties": {"relevant": {"type": "array", "items": items, "maxItems": max(1, count)}}}
+
 
 JUDGE_SYSTEM_PROMPT = """\
 You help an AI coding agent use its memory of earlier sessions. You get the user's prompt and
@@ -57,7 +66,9 @@ def candidate_line(number: int, candidate: Candidate) -> str:
 
 def parse_picks(content: Any, count: int) -> list[int]:
     """The picked candidates (0-based, in the order given, no repeats) in a judge reply
-    (``{"relevant": [1, 3]}``, as text or parsed); ModelError for anything else."""
+    (``{"relevant": [1, 3]}``, as text or parsed). A number outside 1…``count`` is dropped and the
+    rest kept (one stray number must not cost the answer); a reply that is not of that shape, or
+    whose every number is outside the list, is a ModelError."""
     try:
         data = json.loads(content) if isinstance(content, str) else content
     except (ValueError, RecursionError):
@@ -65,9 +76,10 @@ def parse_picks(content: Any, count: int) -> list[int]:
     picks = data.get("relevant") if isinstance(data, dict) else None
     if not isinstance(picks, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in picks):
         raise ModelError("judge reply has no 'relevant' list of numbers")
-    if any(not 1 <= p <= count for p in picks):
-        raise ModelError(f"judge reply names a memory outside 1–{count}")
-    return list(dict.fromkeys(p - 1 for p in picks))
+    inside = [p for p in picks if 1 <= p <= count]
+    if picks and not inside:
+        raise ModelError(f"judge reply names only memories outside 1–{count}")
+    return list(dict.fromkeys(p - 1 for p in inside))
 
 
 class OllamaJudge(OllamaBase):
@@ -104,12 +116,6 @@ class OllamaJudge(OllamaBase):
         ModelUnavailable / ModelError when the model cannot say."""
         if not candidates:
             return []
-        response = self._call(
-            "judge",
-            lambda: self.client.chat(
-                model=self.model, messages=self.messages(prompt, candidates), format=JUDGE_SCHEMA,
-                options=self.options, stream=False,
-            ),
-        )
+        response = self.chat("judge", self.messages(prompt, candidates), judge_schema(len(candidates)), self.options)
         content = response.message.content if response.message is not None else None
         return parse_picks(content.strip() if isinstance(content, str) else content, len(candidates))

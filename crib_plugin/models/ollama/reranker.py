@@ -55,7 +55,8 @@ class OllamaReranker(OllamaBase):
     """Pointwise relevance grades from a small Ollama chat model (default ``gemma3:1b``).
 
     For each candidate one ``/api/chat`` request asks for ``{"score": 0..10}`` (JSON schema in
-    ``format``, temperature 0, seed 42); up to :data:`RERANK_WORKERS` run concurrently. Returns one
+    ``format``, temperature 0, seed 42); :data:`RERANK_WORKERS` (one: a one-slot server only queues
+parallel requests) run at a time. Returns one
     float in [0, 10] per candidate, in candidate order. A reply that does not match the schema scores
     that candidate 0 (the model failed to vouch for it; the rest still count). Unreachable server,
     timeout or missing model raise ModelUnavailable and an HTTP error raises ModelError, so the caller
@@ -86,16 +87,7 @@ class OllamaReranker(OllamaBase):
         ]
 
     def _grade(self, query: str, candidate: str) -> float:
-        response = self._call(
-            "rerank",
-            lambda: self.client.chat(
-                model=self.model,
-                messages=self.messages(query, candidate),
-                format=RERANK_SCHEMA,
-                options=self.options,
-                stream=False,
-            ),
-        )
+        response = self.chat("rerank", self.messages(query, candidate), RERANK_SCHEMA, self.options)
         content = response.message.content if response.message is not None else None
         grade = parse_grade(content.strip() if isinstance(content, str) else content)
         return 0.0 if grade is None else grade
