@@ -60,6 +60,7 @@ def test_toml_values_use_the_same_parsers(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("CRIB_DB")
     (tmp_path / ".crib.toml").write_text(
         'db = "sub/x.db"\nchannel = ["triples", "fts"]\nplugin_cache = false\nload_plugins = []\n', encoding="utf-8")
+    _user_file(tmp_path, f"trust = [{json.dumps(str(tmp_path))}]\n")  # db and load_plugins need the user's trust
     settings = load_settings()
     assert settings.db == tmp_path / "sub" / "x.db"  # relative to the file's folder
     assert settings.channels == ["facts", "fts"]

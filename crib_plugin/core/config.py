@@ -6,7 +6,8 @@ Its value comes from, in order of precedence:
 1. the environment variable (``CRIB_DB=...``; an empty value counts as unset, except where a
    setting says an empty value means something, as ``CRIB_LOAD_PLUGINS``);
 2. the project file ``.crib.toml`` in the current directory (the folder the default database
-   ``.state/crib/crib.db`` is relative to; the Claude Code hooks use the project directory);
+   ``.state/crib/crib.db`` is relative to; the Claude Code hooks use the project directory) —
+   without the keys a repository may not set unless the user trusted it (:mod:`.trust`);
 3. the user file ``config.toml`` in ``platformdirs.user_config_dir("crib")``
    (``~/.config/crib/config.toml`` on Linux);
 4. the default declared here.
@@ -67,6 +68,7 @@ from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is 
 )
 from .errors import ConfigError
 from .repo import repo_store
+from .trust import TRUST_KEY, screen
 
 # -- declarations -------------------------------------------------------------------------------
 
@@ -170,9 +172,13 @@ def load_settings(environ: Mapping[str, str] | None = None, *, project_dir: Path
     Raises :class:`ConfigError` on a malformed value, naming the variable and what it accepts.
     """
     env = os.environ if environ is None else environ
-    files = [("project file", project_config_file(project_dir)), ("user file", user_config_file())]
     known = {spec.key for _, spec in specs()}
-    tables = [(label, file, read_toml(file, known)) for label, file in files]
+    project, user = project_config_file(project_dir), user_config_file()
+    user_table = read_toml(user, known | {TRUST_KEY})
+    project_table = read_toml(project, known)
+    if project_table:  # a repository's file: what it may not set untrusted is dropped (core/trust.py)
+        project_table = screen(project, project_table, user_table)
+    tables = [("project file", project, project_table), ("user file", user, user_table)]
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name, spec in specs():

@@ -26,12 +26,19 @@ is this small process, which imports neither the SDK nor the rest of crib:
 
 Requests the child can no longer answer (it exited) get a JSON-RPC error naming ``crib.log``. End of
 input, SIGINT and SIGTERM end both processes with status 0.
+
+One bad message never stops it (:func:`screen`): a line that is not JSON, or nests deeper than
+:data:`MAX_DEPTH`, or is not one JSON-RPC object, gets a JSON-RPC error (with the request's id when
+it can be read) and is not forwarded; a lone surrogate in a string is replaced by U+FFFD before the
+child sees it; a failure handling one message is logged and answered, and the next is served.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,7 +56,77 @@ SHIPPED = Path(__file__).with_name("mcp_manifest.json")
 FRONT_INIT = "crib-front-initialize"
 FRONT_TOOLS = "crib-front-tools"
 CHILD_GONE = -32603
+PARSE_ERROR, INVALID_REQUEST, INTERNAL_ERROR = -32700, -32600, -32603
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects a client message may have: crib's tools take flat
+arguments, and the SDK behind the front (or Python's own ``json``) fails on a few hundred levels."""
 Message = dict[str, Any]
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_LEADING_ID = re.compile(r'^\s*\{[^{\[]*?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+class BadMessage(ValueError):
+    """A client line the front answers with a JSON-RPC error itself: ``code``, ``message``, the request's id."""
+
+    def __init__(self, code: int, message: str, ident: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.ident = code, ident
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays/objects deeper than ``limit`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole(k): _whole(v) for k, v in value.items()}
+    return value
+
+
+def _leading_id(line: str) -> Any:
+    """The request's id when a line that cannot be parsed starts like a JSON-RPC request, else None."""
+    found = _LEADING_ID.match(line[:4096])
+    if found is None:
+        return None
+    try:
+        return json.loads(found.group(1))
+    except ValueError:
+        return None
+
+
+def screen(line: str) -> Message:
+    """One client line as a JSON-RPC message, or :class:`BadMessage` saying what is wrong with it."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: Python's json on ~1,000 nested levels
+        raise BadMessage(PARSE_ERROR, "parse error: not a JSON document (or nested too deeply)", _leading_id(line)) from None
+    if not isinstance(message, dict):
+        raise BadMessage(INVALID_REQUEST, "invalid request: a JSON-RPC message is one JSON object")
+    ident = message.get("id")
+    if ident is not None and not isinstance(ident, (str, int)) or isinstance(ident, bool):
+        raise BadMessage(INVALID_REQUEST, "invalid request: id must be a string or an integer")
+    if "method" in message and not isinstance(message["method"], str):
+        raise BadMessage(INVALID_REQUEST, "invalid request: method must be a string", ident)
+    if _depth_over(message, MAX_DEPTH):
+        raise BadMessage(INVALID_REQUEST, f"invalid request: nested more than {MAX_DEPTH} levels deep", ident)
+    if _SURROGATE_ESCAPE.search(line):
+        message = _whole(message)
+    return message
 
 
 def manifest_path() -> Path:
@@ -217,9 +294,34 @@ class Front:
     # -- the two streams ----------------------------------------------------------------------------
 
     def send(self, message: Message) -> None:
+        try:
+            text = json.dumps(message, ensure_ascii=False)
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: escaped, so the line stays valid UTF-8
+            text = json.dumps(message)
         with self.lock:
-            self.out.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self.out.write(text + "\n")
             self.out.flush()
+
+    def refuse(self, ident: Any, code: int, text: str) -> None:
+        """A JSON-RPC error for one request (``ident`` None: the request's id could not be read)."""
+        self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": text}})
+
+    def handle(self, line: str) -> None:
+        """One line from the client: answered or forwarded; whatever goes wrong is answered, never raised."""
+        ident = None
+        try:
+            message = screen(line)
+            ident = message.get("id") if "method" in message else None
+            self.from_client(message)
+        except BadMessage as exc:
+            self.refuse(exc.ident, exc.code, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one bad message never stops the server
+            log_failure("mcp front", exc)
+            if ident is not None:
+                with self.lock:
+                    self.pending.discard(ident)
+                self.refuse(ident, INTERNAL_ERROR, f"crib could not handle this request: {type(exc).__name__} (details in crib.log)")
 
     def to_child(self, message: Message) -> None:
         if self.gone or self.child.poll() is not None:
@@ -242,10 +344,10 @@ class Front:
         for line in self.child.stdout:
             try:
                 message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict):
-                self.from_child(message)
+                if isinstance(message, dict):
+                    self.from_child(message)
+            except Exception as exc:  # noqa: BLE001 - one bad message never stops the relay
+                log_failure("mcp front (from the server)", exc)
         self.child.wait()
         self.child_gone()
 
@@ -273,15 +375,8 @@ def serve(source: IO[str], out: IO[str], command: list[str] | None = None) -> in
     reader.start()
     try:
         for line in source:
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                front.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
-                continue
-            if isinstance(message, dict):
-                front.from_client(message)
+            if line.strip():
+                front.handle(line)
     except Exception as exc:  # noqa: BLE001 - a front that fails says so in crib.log, never a traceback
         log_failure("mcp front", exc)
     finally:
@@ -296,5 +391,7 @@ def serve(source: IO[str], out: IO[str], command: list[str] | None = None) -> in
 
 
 def main() -> None:
-    """``crib mcp``: serve stdin/stdout through the front."""
-    sys.exit(serve(sys.stdin, sys.stdout))
+    """``crib mcp``: serve stdin/stdout through the front. Bytes that are not UTF-8 are read as
+    U+FFFD (the line is then answered, or refused, like any other), never a decoding error."""
+    source = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace") if hasattr(sys.stdin, "buffer") else sys.stdin
+    sys.exit(serve(source, sys.stdout))

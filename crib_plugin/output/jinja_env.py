@@ -13,20 +13,25 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..core.config import cache_dir
 from ..core.timeutil import day
 
 _envs: dict[tuple[str, ...], Any] = {}
+OWN_TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def environment(dirs: Sequence[Path]) -> Any:
-    """The Jinja environment for a template search path (cached per path)."""
+    """The Jinja environment for a template search path (cached per path): sandboxed unless the
+    path is crib's own templates alone."""
     key = tuple(str(d) for d in dirs)
     if key not in _envs:
-        env = jinja2.Environment(
+        sandboxed = any(Path(d).resolve() != OWN_TEMPLATES for d in dirs)
+        kind = ImmutableSandboxedEnvironment if sandboxed else jinja2.Environment
+        env = kind(
             loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(d)) for d in dirs]),
-            bytecode_cache=_bytecode_cache(),
+            bytecode_cache=_bytecode_cache(sandboxed),
             autoescape=False,
             keep_trailing_newline=False,
             trim_blocks=True,
@@ -38,12 +43,17 @@ def environment(dirs: Sequence[Path]) -> Any:
     return _envs[key]
 
 
-def _bytecode_cache() -> Any:
+def _bytecode_cache(sandboxed: bool) -> Any:
     """Jinja's compiled templates, kept in ``<cache_dir>/templates`` so a cold process loads them
     instead of parsing and compiling every template (~10 ms). Jinja checks each entry against
     the template's source, so an edited template is recompiled. A cache that cannot be read or
-    written is skipped silently: rendering never depends on it."""
+    written is skipped silently: rendering never depends on it. A sandboxed environment's entries
+    are named apart (the sandbox compiles some operations differently), so it never loads code an
+    unsandboxed one compiled."""
     class QuietCache(jinja2.FileSystemBytecodeCache):
+        def get_cache_key(self, name: str, filename: str | None = None) -> str:
+            return super().get_cache_key(("sandboxed:" if sandboxed else "") + name, filename)
+
         def load_bytecode(self, bucket: Any) -> None:
             try:
                 super().load_bytecode(bucket)
