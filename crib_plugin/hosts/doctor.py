@@ -97,5 +97,8 @@ def run_doctor() -> dict[str, Any]:
     }
 
     report["bytecode"] = bytecode_status()
+    from .setup.check import hosts_report  # deferred: only doctor probes the agent hosts
+
+    report["hosts"] = hosts_report()
     report["ok"] = all(section.get("ok", True) for section in report.values() if isinstance(section, dict))
     return report

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 from ...core.config import get_settings, load_settings
 from ...core.limits import bound_prompt
 from ...scopes import repo_store
+from ..agents import get_host
 
 CLAUDE_CONTEXT_CAP = 10_000  # Claude Code replaces a longer injected string by a file path + preview
 HOOK_BUDGET = 9_000  # what crib's selection may use, leaving room for the fence and plugin blocks
@@ -58,6 +59,7 @@ class HookInput:
     raw: dict[str, Any] = field(default_factory=dict)
     started: float | None = None  # time.perf_counter() when the hook began (set by run_hook)
     budget: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT)
+    host: str = "claude"  # which agent host sent it (:mod:`crib_plugin.hosts.agents`)
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
@@ -65,8 +67,11 @@ def _text(data: Mapping[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def parse_hook_input(raw: str, event: str) -> HookInput:
+def parse_hook_input(raw: str, event: str, host: str = "claude") -> HookInput:
     """Parse the hook's stdin. Plain text (not JSON) is taken as the prompt, for manual use.
+
+    ``host`` names the agent host whose JSON it is (:func:`crib_plugin.hosts.agents.get_host`):
+    its field names are mapped onto the ones read here.
 
     The prompt is bounded (:func:`crib_plugin.limits.bound_prompt`): retrieval's cost does not grow
     with it past ``MAX_PROMPT_CHARS``."""
@@ -78,7 +83,8 @@ def parse_hook_input(raw: str, event: str) -> HookInput:
         except (json.JSONDecodeError, RecursionError):
             data = None
     if not isinstance(data, dict):
-        return HookInput(event=event, prompt=bound_prompt(text))
+        return HookInput(event=event, prompt=bound_prompt(text), host=host)
+    data = get_host(host).read(data)
     return HookInput(
         event=event,
         session_id=_text(data, "session_id").strip(),
@@ -87,6 +93,7 @@ def parse_hook_input(raw: str, event: str) -> HookInput:
         source=_text(data, "source").strip().lower(),
         transcript_path=_text(data, "transcript_path"),
         raw=data,
+        host=host,
     )
 
 

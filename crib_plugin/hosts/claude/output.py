@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
+from ..agents import get_host
 from .input import CLAUDE_CONTEXT_CAP, EVENT_NAMES, HOOK_BUDGET, HookError
 from .state import SessionState, prune_sessions, session_ttl_days
 
@@ -21,12 +22,15 @@ class HookResult:
     event: str
     context: str
     state: SessionState | None = None
+    host: str = "claude"  # whose JSON shape to answer in (:mod:`crib_plugin.hosts.agents`)
 
     def payload(self) -> dict[str, Any]:
-        return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[self.event], "additionalContext": self.context}}
+        if self.host == "claude":
+            return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[self.event], "additionalContext": self.context}}
+        return get_host(self.host).payload(self.event, self.context)
 
     def output(self) -> str:
-        """The JSON line to print; refuses (HookError) a context over Claude Code's cap."""
+        """The JSON line to print; refuses (HookError) a context over the host's cap (Claude Code's 10,000)."""
         if len(self.context) > CLAUDE_CONTEXT_CAP:
             raise HookError(f"context of {len(self.context)} characters exceeds the {CLAUDE_CONTEXT_CAP} cap")
         return json.dumps(self.payload(), ensure_ascii=False)

@@ -50,6 +50,7 @@ def run_hook(
     stdin: IO[str] | None = None,
     stdout: IO[str] | None = None,
     own_process: bool = True,
+    host: str = "claude",
 ) -> int:
     """Run one hook within its time budget and print its JSON (or nothing). Always returns 0.
 
@@ -60,6 +61,7 @@ def run_hook(
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
     injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
     thread with a killable child process: a hard deadline (see :mod:`crib_plugin.deadline`).
+    ``host`` names the agent host (:mod:`crib_plugin.hosts.agents`) whose JSON comes in and goes out.
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -71,15 +73,15 @@ def run_hook(
         return 0
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
-        return _run_forked(event, stdin, stdout, timeout, started)
+        return _run_forked(event, stdin, stdout, timeout, started, host)
 
     def work() -> "HookResult | None":
-        hook = parse_hook_input(_read(stdin), event)
+        hook = parse_hook_input(_read(stdin), event, host)
         hook.started, hook.budget = started, timeout
         db = resolve_db(hook)
         if own_process:  # one-shot process: make every component (and the log) agree on the db
             os.environ["CRIB_DB"] = str(db)
-        return HANDLERS[event](hook, db)
+        return _answer(hook, db)
 
     try:
         result = deadline.call_within(timeout, work, name=f"crib-hook-{event}", what="hook answer")
@@ -114,19 +116,27 @@ def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
         _log(event, exc)
 
 
-def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float) -> int:
+def _answer(hook: HookInput, db: Path) -> "HookResult | None":
+    """The core's answer to ``hook``, in the JSON shape of the host that sent it."""
+    result = HANDLERS[hook.event](hook, db)
+    if result is not None:
+        result.host = hook.host
+    return result
+
+
+def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float, host: str = "claude") -> int:
     """:func:`run_hook` for a hook process: :func:`crib_plugin.deadline.run_in_child` does the work
     in a forked child and, at the deadline, kills it and leaves with nothing printed."""
     origin = started - deadline.process_age()  # the budget counts from the process's start
 
     def answer(note: Callable[[dict[str, Any]], None]) -> tuple[str, Any] | None:
         try:
-            hook = parse_hook_input(_read(stdin), event)
+            hook = parse_hook_input(_read(stdin), event, host)
             hook.started, hook.budget = origin, timeout
             db = resolve_db(hook)
             os.environ["CRIB_DB"] = str(db)  # one-shot process: every component (and the log) agrees
             note({"db": str(db)})  # so the parent logs a timeout beside this database
-            result = HANDLERS[event](hook, db)
+            result = _answer(hook, db)
             if result is None:
                 return None
             state = result.state

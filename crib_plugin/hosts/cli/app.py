@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "import": "transfer:import_", "export": "transfer:export", "facts": "transfer:facts", "reindex": "transfer:reindex",
     "init": "admin:init", "doctor": "admin:doctor", "scrub": "admin:scrub", "mcp": "serve:mcp",
     "hook": "hooks:hook", "migrate": "migrate:migrate",
+    "setup": "setup_cmd:setup",
     "where": "manage:where", "list": "manage:list_", "show": "manage:show", "stats": "manage:stats",
     "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_", "sync": "sync:sync",
     "trust": "trust:trust",

@@ -35,16 +35,40 @@ def hook(ctx: click.Context) -> None:
         click.echo(ctx.get_help(), err=True)
 
 
+_HOST = click.option("--host", default="claude", show_default=True,
+                     help="The agent host whose hook JSON this is: claude, codex, gemini, opencode.")
+
+
 @hook.command("user-prompt-submit", context_settings=_HOOK_CONTEXT)
-def hook_user_prompt_submit() -> None:
-    """UserPromptSubmit: relevant memories not yet injected in this session, as additionalContext."""
-    sys.exit(run_hook(USER_PROMPT_SUBMIT))
+@_HOST
+def hook_user_prompt_submit(host: str) -> None:
+    """UserPromptSubmit (Gemini: BeforeAgent): relevant memories not yet injected in this session, as additionalContext."""
+    sys.exit(run_hook(USER_PROMPT_SUBMIT, host=host))
 
 
 @hook.command("session-start", context_settings=_HOOK_CONTEXT)
-def hook_session_start() -> None:
+@_HOST
+def hook_session_start(host: str) -> None:
     """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
-    sys.exit(run_hook(SESSION_START))
+    sys.exit(run_hook(SESSION_START, host=host))
+
+
+@hook.command("after-model", context_settings=_HOOK_CONTEXT)
+@click.option("--host", default="gemini", show_default=True, help="The agent host (gemini).")
+def hook_after_model(host: str) -> None:
+    """Gemini AfterModel (once per streamed chunk): remove memory blocks from the chunk shown."""
+    from ..stream import AFTER_MODEL, run_stream_hook  # deferred: only this hook needs it
+
+    sys.exit(run_stream_hook(AFTER_MODEL, host, sys.stdin, sys.stdout))
+
+
+@hook.command("text-complete", context_settings=_HOOK_CONTEXT)
+@click.option("--host", default="opencode", show_default=True, help="The agent host (opencode).")
+def hook_text_complete(host: str) -> None:
+    """opencode experimental.text.complete: remove memory blocks from a finished text part."""
+    from ..stream import TEXT_COMPLETE, run_stream_hook  # deferred: only this hook needs it
+
+    sys.exit(run_stream_hook(TEXT_COMPLETE, host, sys.stdin, sys.stdout))
 
 
 @hook.command("message-display", context_settings=_HOOK_CONTEXT)

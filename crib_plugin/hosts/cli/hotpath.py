@@ -23,6 +23,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     would add ~40 ms to every prompt for nothing.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    host = "claude"
+    if len(args) == 4 and args[0] == "hook" and args[2] == "--host":  # another agent host's hook
+        args, host = args[:2], args[3]
+        if args[1] in STREAM_EVENTS:  # once per streamed chunk (Gemini AfterModel), or per text part
+            gc.disable()
+            fast_exit(run_entry(ENTRY_POINTS["stream"], args[1], host, sys.stdin, sys.stdout))
+        if args[1] == "session-start":
+            fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "session-start", host=host))
     per_prompt = args in (["retrieve"], ["hook", "user-prompt-submit"], ["hook", "message-display"])
     if per_prompt and argv is None:
         gc.disable()  # a process of well under a second: collecting cycles would only cost time
@@ -30,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_entry(ENTRY_POINTS["retrieve"])
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
-        fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit"))
+        fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit", host=host))
     if args == ["hook", "message-display"]:  # once per streamed batch of every answer
         fast_exit(run_entry(ENTRY_POINTS["message-display"], sys.stdin, sys.stdout))
     if args == ["mcp"]:  # the front answers the MCP handshake before the SDK has loaded (hosts/mcp_front.py)
@@ -45,18 +53,22 @@ ENTRY_POINTS: dict[str, str] = {
     "retrieve": "crib_plugin.hosts.cli.retrieve:retrieve_stdin",
     "user-prompt-submit": "crib_plugin.hosts.claude.runner:run_hook",
     "message-display": "crib_plugin.hosts.display:run_message_display",
+    "stream": "crib_plugin.hosts.stream:run_stream_hook",
     "mcp": "crib_plugin.hosts.mcp_front:main",
     "cli": "crib_plugin.hosts.cli.app:main",
 }
 
 
-def run_entry(target: str, *args: Any) -> Any:
+STREAM_EVENTS = ("after-model", "text-complete")  # other hosts' output filters (hosts/stream.py)
+
+
+def run_entry(target: str, *args: Any, **kwargs: Any) -> Any:
     """Import the module of ``target`` (``module:function``) and call the function with ``args``."""
     module_name, _, attr = target.partition(":")
     # deferred: the entry-point table: the MessageDisplay hook would otherwise import the click
     # application (23 % of `import numpy`, loaded machine) and the UserPromptSubmit handlers (11 %)
     module = importlib.import_module(module_name)
-    return getattr(module, attr)(*args)
+    return getattr(module, attr)(*args, **kwargs)
 
 
 def fast_exit(code: int) -> None:
