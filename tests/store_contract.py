@@ -192,6 +192,19 @@ class StoreContract:
         with pytest.raises(StoreError):
             store.fts_search('"unterminated', 10)
 
+    def test_full_text_ranks_best_first(self, store: Store) -> None:
+        """Full-text hits come best first, scores never rising, and ``limit`` keeps the best: an
+        entry holding both query terms, the rare one twice, above those holding one; a rare term
+        above a common one (the contract checked sets only, and a reversed order went unseen)."""
+        common = [add(store, f"The consumer service number {n} restarts nightly.") for n in range(4)]
+        rare = add(store, "Kafka retention is seven days.")
+        both = add(store, "Kafka consumer lag: the Kafka consumer group rebalances.")  # last: id order is not rank order
+        hits = store.fts_search("kafka OR consumer", 10)
+        assert [i for i, _ in hits][:2] == [both, rare] and set(i for i, _ in hits[2:]) == set(common)
+        scores = [s for _, s in hits]
+        assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+        assert [i for i, _ in store.fts_search("kafka OR consumer", 1)] == [both]
+
     def test_full_text_folds_diacritics(self, store: Store) -> None:
         """"cafe" finds "café" and the other way round, as FTS5's ``remove_diacritics 2`` does."""
         cafe = add(store, "Meet at the Café Müller in Łódź; the naïve façade.")

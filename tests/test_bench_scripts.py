@@ -123,3 +123,17 @@ def test_gate_fit_learns_a_separable_gate_and_scores_it() -> None:
     scores = np.hstack([np.ones((len(x), 1)), x]) @ beta
     assert gate_fit.auc(scores[y == 1], scores[y == 0]) == 1.0
     assert gate_fit.auc(scores[y == 0], scores[y == 1]) == 0.0
+
+
+def test_the_mutation_tables_rows_are_current() -> None:
+    """Every row of docs/development.md's mutation table (what ``bench/mutations.py`` applies) names
+    a module whose text to break occurs exactly once, and a test that exists — a row that went
+    stale fails here, in the normal suite, rather than only when the check is run."""
+    rows = bench_module("mutations").breakages()
+    assert len(rows) >= 3
+    for row in rows:
+        assert (ROOT / row.module).read_text(encoding="utf-8").count(row.old) == 1, row
+        test_file, _, name = row.test.partition("::")
+        assert (ROOT / test_file).is_file(), row
+        defined = f"def {name.rsplit('::', 1)[-1]}("  # in the file, or in a shared suite it inherits (store_contract.py)
+        assert any(defined in path.read_text(encoding="utf-8") for path in (ROOT / "tests").glob("*.py")), row

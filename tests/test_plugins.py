@@ -263,3 +263,39 @@ def test_a_broken_plugin_channel_does_not_break_retrieval(db: Path) -> None:
         assert retrieval.hits and retrieval.hits[0].entry.content == "Chose SQLite for storage."
         broken = [c for c in retrieval.channels if c.channel == "broken"]
         assert broken and broken[0].ran is False and "plugin bug" in broken[0].note
+
+
+def test_crib_trace_plugins_shows_hook_calls_and_the_errors_crib_swallows(db: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          capfd: pytest.CaptureFixture[str]) -> None:
+    """``CRIB_TRACE_PLUGINS=1``: each hook call and the plugins it runs go to stderr, and so does
+    the error of a broken plugin channel that retrieval swallows (it still answers); without the
+    switch, stderr stays empty."""
+
+    class Broken:
+        name = "broken"
+
+        def search(self, memory: Any, query: Any, limit: int) -> Any:
+            raise RuntimeError("plugin bug")
+
+    class BrokenPlugin:
+        @hookimpl
+        def register_channels(self, register: Any) -> None:
+            register(Broken())
+
+    def run() -> str:
+        manager = new_plugin_manager(load_entrypoints=False)
+        manager.register(BrokenPlugin(), name="broken-plugin")
+        with Memory(db, pm=manager) as memory:
+            memory.write("type=decision Chose SQLite for storage.")
+            assert memory.recall("SQLite storage").hits  # fail open: the other channels answer
+            Session(memory).memory.pm.hook.on_prompt(prompt="SQLite storage", session=Session(memory))
+        out, err = capfd.readouterr()
+        assert out == ""  # never stdout: a hook's stdout is the agent's context
+        return err
+
+    assert run() == ""
+    monkeypatch.setenv("CRIB_TRACE_PLUGINS", "1")
+    err = run()
+    assert "crib trace: register_channels(register) → broken-plugin, crib_plugin." in err
+    assert "crib trace: on_prompt(prompt, session) → " in err
+    assert "crib trace: channel 'broken' failed (crib went on without it): RuntimeError: plugin bug" in err

@@ -387,3 +387,24 @@ def test_a_no_answer_trial_given_pointers_alone_counts_them() -> None:
 
     trial = Injection("coding", "what time is the meeting tomorrow?", block_chars=300, pointer_ids=[4, 7])
     assert trial.injected and trial.channel_counts() == {"pointers": 2}
+
+
+def test_a_pointer_never_leads_to_another_projects_memory() -> None:
+    """``CRIB_PROJECTS`` holds for pointers as for entries: a channel's own candidate read from the
+    store, a superseded candidate's successor and a fused candidate written from another project are
+    never pointed to; a memory of no recorded project still is (nothing says where it belongs)."""
+    mine, theirs = "beta", "alpha"
+    pool_entries = [dataclasses.replace(entry(i), project=p) for i, p in ((1, mine), (2, mine), (3, theirs), (4, None), (5, mine))]
+    below = dataclasses.replace(entry(9, "alpha's memory the vector channel ranks first"), project=theirs)
+    successor = dataclasses.replace(entry(7, "alpha's correction of entry 5"), project=theirs)
+    store = FakeStore(pool_entries + [below, successor], successors={5: 7})
+    memory = FakeMemory(store)
+    memory.settings = Settings(projects=mine)
+    pool = [Hit(e, 1.0 - e.id / 10, {}) for e in pool_entries]
+    retrieval = Retrieval(query=Query("q"), hits=pool[:1])
+    retrieval.channels = [ChannelResult("vector", [ChannelHit(9, 1, 0.61, "vector"), ChannelHit(2, 2, 0.5, "vector")])]
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    assert ids(retrieval.pointers) == [2, 4]  # not 3 (alpha's), 9 (alpha's, from the store), 7 (alpha's successor of 5)
+    memory.settings = Settings(projects="all")  # every project's: all of them
+    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    assert sorted(ids(retrieval.pointers)) == [2, 3, 4, 7, 9]

@@ -185,3 +185,21 @@ def test_a_word_in_four_percent_of_the_store_is_its_vocabulary_not_specific(memo
     found = {alts[0][0] for alts in specific_terms(memory, "move the zeppelin next to the quokka")}
     assert "quokka" in found  # in 3 of 100 entries
     assert "zeppelin" not in found  # in 4 of 100
+
+
+def test_the_gate_asks_facts_bear_before_a_fact_match_opens_it_for_a_task(memory) -> None:
+    """The relevance gate itself consults :func:`facts_bear`: with only the facts channel running, a
+    task whose fact match shares nothing but the project's own words ("atlas web app uses") injects
+    nothing, while one naming a specific word of a matched memory (Zod) does."""
+    from crib_plugin.memory import NewEntry
+    from crib_plugin.read.gate.relevance import decide
+
+    tools = ["Vite", "TanStack Router", "Unleash", "Tailwind", "tRPC", "Sentry", "Playwright", "Redis", "ArgoCD", "Zod"]
+    memory.write_many([NewEntry(f"The atlas web app uses {tool}.", "note", f"2026-03-{1 + i:02d}T10:00:00Z") for i, tool in enumerate(tools)])
+    vague = memory.recall("make the atlas web app use the new one", channels=["facts"])
+    assert any(h.passed_floor for c in vague.channels for h in c.hits)  # the facts channel matched on two counts
+    decision = decide(memory, vague)
+    assert not decision.facts and not decision.open, decision.reason
+    assert memory.retrieve("make the atlas web app use the new one", channels=["facts"]) == ""
+    specific = decide(memory, memory.recall("make the atlas web app use Zod for the forms", channels=["facts"]))
+    assert specific.facts and specific.open, specific.reason

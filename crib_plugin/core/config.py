@@ -113,6 +113,7 @@ class Settings:
     model_dir: Path | None = setting("CRIB_MODEL_DIR", path, None, "where the offline model's weights are kept", shown="`~/.cache/crib/models`")
     cache_dir: Path | None = setting("CRIB_CACHE_DIR", path, None, "small derived files: the plugin entry-point list, compiled templates", shown="`~/.cache/crib`")
     plugin_cache: bool = setting("CRIB_PLUGIN_CACHE", boolean, True, "`0` scans installed plugins' entry points in every process instead of caching them", shown="`1`")
+    trace_plugins: bool = setting("CRIB_TRACE_PLUGINS", boolean, False, "`1` prints every plugin hook call, the plugins it ran and every plugin error crib's fail-open paths swallow, to stderr", shown="`0`")
     load_plugins: list[str] | None = setting("CRIB_LOAD_PLUGINS", names, None, "comma list of plugins (entry-point or distribution names) to load; empty: none", shown="all installed", empty_means="")
     hook_timeout: float = setting("CRIB_HOOK_TIMEOUT", number(float, 0, strict=True), 2.0, "seconds a Claude Code hook may take before it gives up silently (at most 60)")
     session_ttl_days: float = setting("CRIB_SESSION_TTL_DAYS", number(float, 0), 7.0, "how long per-session \"already injected\" state is kept")

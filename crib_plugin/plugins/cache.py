@@ -32,7 +32,7 @@ from ..core.config import cache_dir, get_settings
 ENTRY_POINT_GROUP = "crib"
 CACHE_FILE = "entry-points.json"
 #: Bumped whenever the layout of the cache file changes; other formats are treated as a miss.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 #: Cache entries kept per file: one per distinct key (two virtualenvs, or ``python -m crib_plugin``
 #: from several folders, would otherwise keep evicting each other).
 _MAX_CACHE_ENTRIES = 8
@@ -41,8 +41,8 @@ _MAX_CACHE_ENTRIES = 8
 #: clean" problem). The next process, a moment later, stores it.
 _RACY_WINDOW_NS = 2_000_000_000
 
-#: One cached entry point: (entry-point name, "module:attr" or "module", distribution name,
-#: path of the distribution's metadata folder). The last two may be None.
+#: One cached entry point: (entry-point name, "module:attr" or "module", distribution name, its
+#: version). The last two may be None.
 CachedEntryPoint = tuple[str, str, str | None, str | None]
 
 
@@ -185,26 +185,32 @@ def key_is_racy(key: dict[str, Any]) -> bool:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def scan_entry_points() -> tuple[list[CachedEntryPoint], list[Any]]:
-    """The ``crib`` group from the installed distributions' metadata (the slow, uncached way).
-
-    Returns the cacheable tuples and, in the same order, the ``EntryPoint`` objects.
-    """
+def scan_entry_points() -> list[CachedEntryPoint]:
+    """The ``crib`` group from the installed distributions' metadata (the slow, uncached way)."""
     # deferred: the SessionStart hook would import importlib.metadata up front (90 ms)
-    from importlib.metadata import entry_points
+    from importlib.metadata import entry_points as installed
 
-    found = list(entry_points(group=ENTRY_POINT_GROUP))
-    cached: list[CachedEntryPoint] = []
-    for ep in found:
-        dist = getattr(ep, "dist", None)
-        dist_path = getattr(dist, "_path", None)
-        cached.append(
-            (
-                ep.name,
-                ep.value,
-                getattr(dist, "name", None) if dist is not None else None,
-                os.fspath(dist_path) if dist_path is not None else None,
-            )
-        )
-    return cached, found
+    found: list[CachedEntryPoint] = []
+    for ep in installed(group=ENTRY_POINT_GROUP):
+        dist = ep.dist
+        found.append((ep.name, ep.value, dist.name if dist else None, dist.version if dist else None))
+    return found
 
+
+def entry_points(*, rescan: bool = False) -> list[CachedEntryPoint]:
+    """The ``crib`` group: from the cache when its key matches (and not ``rescan``), else scanned
+    and cached (unless the key is racy, or ``CRIB_PLUGIN_CACHE=0``)."""
+    key: dict[str, Any] | None = None
+    if cache_enabled():
+        try:
+            key = cache_key()
+        except Exception:  # an odd sys.path entry: scan, as without a cache
+            key = None
+    if key is not None and not rescan:
+        cached = cache_lookup(key)
+        if cached is not None:
+            return cached
+    found = scan_entry_points()
+    if key is not None and not key_is_racy(key):
+        cache_write(key, found)
+    return found

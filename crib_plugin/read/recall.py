@@ -14,6 +14,7 @@ from ..core.authorship import readable_entries
 from ..core.errors import ConfigError, CribError
 from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval
+from ..plugins.trace import swallowed
 from .fusion import fuse
 from .query import prepare
 from .rerank import MMR_DEPTH
@@ -34,6 +35,7 @@ def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult
     except CribError as exc:
         result = ChannelResult(channel=name, ran=False, note=str(exc))
     except Exception as exc:  # a third-party channel's bug must not break retrieval
+        swallowed(f"channel {name!r}", exc)
         result = ChannelResult(channel=name, ran=False, note=f"{type(exc).__name__}: {exc}")
     result.seconds = time.perf_counter() - started
     return result

@@ -30,6 +30,7 @@ from ..core.deadline import Overrun, call_within
 from ..core.errors import ModelError, ModelUnavailable
 from ..core.records import Entry, Triple
 from ..core.write_types import EMBED_BATCH, WriteReport
+from ..plugins.trace import swallowed
 from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
 from ..store.sqlite_rows import EXTRACT_QUEUE, content_hash
@@ -73,6 +74,7 @@ def index_entry(memory: "Memory", entry: Entry, notes: list[str]) -> None:
             with memory.store.transaction():
                 index(memory, entry)
         except Exception as exc:  # a plugin channel's bug must not lose the memory
+            swallowed(f"channel {name!r} indexing entry {entry.id}", exc)
             notes.append(f"channel {name} could not index entry {entry.id}: {exc}")
 
 

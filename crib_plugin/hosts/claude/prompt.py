@@ -7,6 +7,7 @@ from typing import Any
 
 from ...core.config import load_settings
 from ...core.faillog import log_failure
+from ...plugins.trace import swallowed
 from ...scopes import global_db
 from .input import CLAUDE_CONTEXT_CAP, USER_PROMPT_SUBMIT, VECTOR_SHARE, HookInput
 from .output import HookResult, builtin_only, join_within_cap, open_memory
@@ -50,6 +51,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         try:
             results = memory.pm.hook.on_prompt(prompt=hook.prompt, session=session)
         except Exception as exc:  # a plugin raised: keep crib's own block, drop the plugins'
+            swallowed("on_prompt (a plugin's)", exc)
 
             log_failure("hook on_prompt plugin", exc)
             results = builtin_only(memory.pm)(prompt=hook.prompt, session=session)

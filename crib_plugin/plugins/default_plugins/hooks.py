@@ -20,6 +20,7 @@ from ...output.block import produce_block
 from ...output.render import CONTEXT, warm_template
 from ...read.across import scope_key
 from ..hookspecs import hookimpl
+from ..trace import swallowed
 
 
 @hookimpl(trylast=True)
@@ -36,6 +37,7 @@ def on_prompt(prompt: str, session: Any) -> str | None:
     except StoreMissing:  # a server store nobody has written to yet: nothing to recall, as for a missing file
         return None
     except Exception as exc:  # fail open: a broken retrieval never blocks the agent
+        swallowed("crib's on_prompt", exc)
         logging.getLogger("crib").warning("crib on_prompt failed: %s", exc)
         session.error = exc
         return None
