@@ -70,3 +70,13 @@ class StoreFull(StoreError):
 
 class StoreReadOnly(StoreError):
     """The database (or its directory) cannot be written by this process."""
+
+
+class StoreUnavailable(StoreError):
+    """A server store that stopped answering mid-operation (a dropped connection: a restart).
+    Worth one retry on a fresh connection; never read as "nothing stored"."""
+
+
+class StoreUnreachable(StoreUnavailable):
+    """A server store that cannot be reached or logged in to now (down, wrong host, wrong password).
+    Not retried: it failed within ``connect_timeout``, and another try would fail the same way."""

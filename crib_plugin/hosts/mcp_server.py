@@ -45,7 +45,7 @@ from .. import __version__
 from ..core import authorship
 from ..core.cues import with_cue
 from ..core.entry_types import describe
-from ..core.errors import CribError, InputError
+from ..core.errors import CribError, InputError, StoreError, StoreUnavailable, StoreUnreachable
 from ..core.faillog import log_failure
 from ..output.render import CONTEXT
 from ..plugins.type_registry import registered_types
@@ -91,16 +91,39 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _lock = threading.Lock()  # the SDK runs sync tools in worker threads: one store operation at a time
 
 
+UNAVAILABLE = "crib's memory is unavailable: "
+"""How a tool error starts when the store cannot be opened, reached or read: a failure is said out
+loud, never answered as "nothing relevant" or an empty list."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _run_once_more(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn`` under the lock; a server store that dropped the connection mid-call (a restart) is
+    tried once more on a fresh one before the failure is reported."""
+    with _lock:
+        try:
+            return fn(*args, **kwargs)
+        except StoreUnreachable:
+            raise
+        except StoreUnavailable:
+            return fn(*args, **kwargs)
+
+
 def _guarded(fn: _F) -> _F:
-    """Run a tool body under the lock and turn every failure into a tool error (no traceback)."""
+    """Run a tool body under the lock and turn every failure into a tool error (no traceback): a
+    store that cannot be used into one line starting :data:`UNAVAILABLE`."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            with _lock:
-                return fn(*args, **kwargs)
+            return _run_once_more(fn, *args, **kwargs)
         except ToolError:
             raise
+        except StoreError as exc:
+            raise ToolError(UNAVAILABLE + _one_line(exc)) from None
         except CribError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # a bug: log it, answer with one line

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ..core.config import load_settings
-from ..core.errors import StoreError
+from ..core.errors import StoreMissing
 from ..core.records import Hit, Retrieval
 from ..memory import Memory
 from ..output.block import produce_block
@@ -104,12 +104,13 @@ def recall_scopes(
     """Each existing store's recall for ``query`` (floors, no budget) and the best ``limit`` hits of
     all of them by fused score, project first on ties; every hit's entry carries its ``scope``.
 
-    :class:`~crib_plugin.errors.StoreError` when none of the stores asked for exists.
+    :class:`~crib_plugin.errors.StoreMissing` when none of the stores asked for exists; any other
+    :class:`~crib_plugin.errors.StoreError` (a server that does not answer, a damaged file) as raised.
     """
     names = SCOPES if scope == "all" else (scope,)
     existing = [n for n in names if scope_path(n, cwd).exists()]
     if not existing:
-        raise StoreError(f"no crib database at {scope_path(names[0], cwd)}")
+        raise StoreMissing(f"no crib database at {scope_path(names[0], cwd)}")
     found: list[tuple[float, int, Hit]] = []
     retrievals: list[tuple[str, Retrieval]] = []
     for order, name in enumerate(existing):
@@ -128,11 +129,13 @@ def recall_scopes(
 def search(query: str, *, limit: int = 10, scope: str = "all", cwd: Path | None = None) -> list[dict[str, Any]]:
     """Ranked hits for ``query`` from one scope or both: ``Hit.to_json()`` with ``scope``.
 
-    Missing stores are skipped (an empty list when there is none); project first on ties.
+    Missing stores are skipped (an empty list when there is none); project first on ties. A store
+    that exists but cannot be read raises its :class:`~crib_plugin.errors.StoreError`: a failure is
+    never an empty answer.
     """
     try:
         hits, _ = recall_scopes(query, scope=scope, limit=limit, cwd=cwd)
-    except StoreError:
+    except StoreMissing:
         return []
     return [hit.to_json() for hit in hits]
 

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.authorship import readable_entries
-from ..core.errors import ConfigError, CribError
+from ..core.errors import ConfigError, CribError, StoreUnavailable
 from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval
 from ..plugins.trace import swallowed
@@ -27,11 +27,14 @@ CANDIDATES = 50  # how deep each channel ranks before fusion
 
 
 def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
-    """Run one channel; a failure becomes ``ran=False`` with its reason, never an exception."""
+    """Run one channel; a failure becomes ``ran=False`` with its reason — except a store that
+    stopped answering (:class:`StoreUnavailable`), which would otherwise read as "nothing matched"."""
     channel = memory.registry.channels[name]
     started = time.perf_counter()
     try:
         result = channel.search(memory, query, limit)
+    except StoreUnavailable:  # the store itself failed: that is no "nothing matched" (the caller says so)
+        raise
     except CribError as exc:
         result = ChannelResult(channel=name, ran=False, note=str(exc))
     except Exception as exc:  # a third-party channel's bug must not break retrieval

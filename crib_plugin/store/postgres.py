@@ -38,7 +38,17 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from ..core.dburl import ServerURL, mask_url
-from ..core.errors import NotACribStore, StoreBusy, StoreError, StoreMissing, StoreOutdated, StoreReadOnly, StoreTooNew
+from ..core.errors import (
+    NotACribStore,
+    StoreBusy,
+    StoreError,
+    StoreMissing,
+    StoreOutdated,
+    StoreReadOnly,
+    StoreTooNew,
+    StoreUnavailable,
+    StoreUnreachable,
+)
 from ..core.notices import notice
 from .pooling import pooling
 from .postgres_schema import CRIB_TABLES, MIGRATION_LOCK, MIGRATIONS, TRIGRAM_INDEX, latest_pg_version
@@ -47,7 +57,7 @@ from .sqlite_admin import AdminMixin
 from .sqlite_facts import FactsMixin
 from .sqlite_queue import QueueMixin
 
-CONNECT_TIMEOUT = 5  # seconds, unless the URL sets connect_timeout (libpq waits for ever by default)
+CONNECT_TIMEOUT = 3  # seconds, unless the URL sets connect_timeout (libpq waits for ever by default)
 FACTS_LOCK = 0x63726966  # "crif": serialises fact consolidation across writers (see the module docstring)
 
 
@@ -69,7 +79,8 @@ def pg_error(exc: BaseException, url: str, doing: str = "") -> StoreError:
     if isinstance(exc, (pgerrors.LockNotAvailable, pgerrors.QueryCanceled, pgerrors.DeadlockDetected)):
         return StoreBusy(f"{shown} stayed locked by another writer{where}: {message}")
     if isinstance(exc, psycopg.OperationalError):
-        return StoreError(f"cannot reach the PostgreSQL store {shown}{where}: {message}")
+        kind = StoreUnreachable if doing.startswith("connecting") else StoreUnavailable
+        return kind(f"cannot reach the PostgreSQL store {shown}{where}: {message}")
     return StoreError(f"database error{where}: {message}")
 
 
@@ -271,11 +282,27 @@ def _pool(url: str, readonly: bool) -> Any:
                 conn.execute("SET default_transaction_read_only = on")
 
         extra: dict[str, Any] = {} if "connect_timeout" in url else {"connect_timeout": CONNECT_TIMEOUT}
+        # check: a pooled connection the server dropped (a restart) is found dead on loan and
+        # replaced, instead of failing the first read after it
         _POOLS[key] = ConnectionPool(
-            url, min_size=0, max_size=POOL_MAX, open=True, configure=configure,
+            url, min_size=0, max_size=POOL_MAX, open=True, configure=configure, check=ConnectionPool.check_connection,
             kwargs={"autocommit": True, "application_name": "crib", **extra},
         )
     return _POOLS[key]
+
+
+def _pooled(url: str, readonly: bool) -> tuple[Any, Any]:
+    """A connection from the pool, and the pool. With no idle connection to lend, the server is
+    first reached directly (one connect, ``connect_timeout``): a server that is down or refuses
+    the login fails at once with libpq's own reason, where the pool would retry in the background
+    until its timeout and then say only that it got no connection."""
+    pool = _pool(url, readonly)
+    if not pool.get_stats().get("pool_available", 0):
+        connect(url, readonly).close()
+    try:
+        return pool.getconn(timeout=CONNECT_TIMEOUT), pool
+    except Exception as exc:
+        raise pg_error(exc, url, "connecting (pool)") from None
 
 
 def connect(url: str, readonly: bool = False) -> Any:
@@ -294,12 +321,9 @@ def connect(url: str, readonly: bool = False) -> Any:
 def open_postgres(url: str, *, create: bool = True, migrate: bool = True, readonly: bool = False, conn: Any = None) -> PostgresStore:
     """Open the crib store in the database ``url`` names (created and migrated unless ``readonly``
     or ``create=False``). ``conn`` reuses a connection (the MCP server's pool)."""
-    pool = _pool(url, readonly) if conn is None and pooling() else None
-    if pool is not None:
-        try:
-            conn = pool.getconn(timeout=CONNECT_TIMEOUT)
-        except Exception as exc:
-            raise pg_error(exc, url, "connecting (pool)") from None
+    pool = None
+    if conn is None and pooling():
+        conn, pool = _pooled(url, readonly)
     store = PostgresStore(url, conn if conn is not None else connect(url, readonly), readonly=readonly)
     store._pool = pool
     try:
