@@ -57,3 +57,23 @@ def test_a_time_window_prompt_answers_for_one_project(db: Any, tmp_path: Path, c
     block = crib("retrieve", input="what did we decide today?", env={"CRIB_PROJECTS": "this"})
     assert block.returncode == 0, block.stderr
     assert "rotates" in block.stdout and "Postgres" not in block.stdout
+
+
+def test_another_project_s_correction_is_not_injected_with_this_project_s_memory(
+    db: Any, tmp_path: Path, crib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A successor obeys ``CRIB_PROJECTS`` as the hits do: beta's correction of alpha's memory is
+    beta's business — under ``this`` alpha's block neither shows it nor marks its own memory
+    superseded; under ``all`` the correction comes with it."""
+    _write_from(tmp_path / "alpha", "type=decision The deploy timeout for the gateway is 30 seconds.", crib, monkeypatch)
+    _write_from(tmp_path / "beta", "Beta builds with Bazel.", crib, monkeypatch)  # from beta's folder:
+    fixed = crib("correct", "1", "The deploy timeout for the gateway is 90 seconds, raised for the slow canary.")
+    assert fixed.returncode == 0, fixed.stderr
+    monkeypatch.chdir(tmp_path / "alpha")
+    prompt = "what is the deploy timeout for the gateway?"
+    mine = crib("retrieve", input=prompt, env={"CRIB_PROJECTS": "this"})
+    assert mine.returncode == 0, mine.stderr
+    assert "30 seconds" in mine.stdout and "90 seconds" not in mine.stdout and "canary" not in mine.stdout
+    assert "superseded" not in mine.stdout.lower()
+    everyone = crib("retrieve", input=prompt)
+    assert "90 seconds" in everyone.stdout  # every project's: the correction is shown with it

@@ -151,6 +151,21 @@ def _secret_cases() -> list[Case]:
     add("secret", rand(ALNUM, 24), "client_secret = \"{s}\" in settings.py", "API_KEY={s}",
         "export SENTRY_AUTH_TOKEN={s}", '{{"apiKey": "{s}", "region": "eu"}}')
     add("password", "correct-horse-battery-" + rand(LOW, 6), "My passphrase: {s}")
+    # Kinds an earlier crib stored verbatim: URL userinfo with an empty user or a token as the user,
+    # webhook URLs and vendor tokens (each with its real prefix, length and alphabet).
+    add("url-password", password(), "The queue is redis://:{s}@cache.internal:6379/0 in prod.",
+        "Sentinel: rediss://:{s}@sentinel:26379")
+    add("url-password", rand(ALNUM, 24), "Clone with https://{s}@git.example.com/acme/crib.git")
+    add("discord-webhook", "https://discord.com/api/webhooks/" + rand(DIG, 19) + "/" + rand(URLSAFE, 68),
+        "Build alerts post to {s} on the #ci channel.")
+    add("discord-webhook", "https://discordapp.com/api/webhooks/" + rand(DIG, 18) + "/" + rand(URLSAFE, 68),
+        "The old webhook {s} still fires.")
+    add("vault-token", "hvs." + rand(URLSAFE, 90), "VAULT_TOKEN for staging: {s}", "vault login {s}")
+    add("atlassian-token", "ATATT3" + rand(URLSAFE + "=", 180) + rand(HEX.upper(), 8),
+        "The Jira API token is {s}; it belongs to the bot user.")
+    add("linear-key", "lin_api_" + rand(ALNUM, 40), "Linear sync runs with {s} from the cron box.")
+    add("grafana-token", "glsa_" + rand(ALNUM, 32) + "_" + rand(HEX, 8), "Grafana service account token {s} can read dashboards.")
+    add("grafana-token", "glc_" + rand(B64, 120) + "==", "Grafana Cloud access policy token: {s}")
     return cases
 
 
@@ -202,6 +217,9 @@ def _lookalikes() -> list[str]:
         "let v: Vec<Memory> = Vec::new(); // passes the token budget",
         "Timestamp 2026-11-23T19:52:40Z, duration 1h38m.",
         "ECDSA keys use the P-256 curve; RSA keys need 3072 bits.",
+        "Clone over ssh://git@github.com/acme/crib.git or https://dana.fox.smith@gitea.example.com/acme.",
+        "The Discord server is https://discord.com/channels/123/456 for support.",
+        "Grafana's glsa_ prefix marks a service account token; Linear keys start lin_api_.",
     ]
 
 
@@ -480,3 +498,51 @@ def test_aws_secret_key_pair_is_not_stored(memory) -> None:
 def test_a_git_sha_beside_an_access_key_id_is_not_a_secret() -> None:
     sha = "3f5e2a9c1b7d4e6f8a0b2c4d6e8f0a1b3c5d7e9f"
     assert sha in redact(f"{AWS_DOC_ID} was rotated in commit {sha}")
+
+
+MARKED_PAIR = f"[REDACTED:aws-access-key-id] and secret {AWS_DOC_SECRET} for the test bucket"
+
+
+@pytest.mark.parametrize("text", [MARKED_PAIR, f"{AWS_DOC_SECRET} goes with [REDACTED:aws-access-key-id]"])
+def test_a_secret_beside_crib_s_own_marker_is_redacted(text: str) -> None:
+    # An older crib redacted the key id and kept its secret: what its stores hold.
+    for out in (redact(text), redact_for_render(text)):
+        assert AWS_DOC_SECRET not in out and "[REDACTED:aws-secret-key]" in out, out
+
+
+NEW_KINDS = ("url-password", "discord-webhook", "vault-token", "atlassian-token", "linear-key", "grafana-token")
+
+
+def test_an_older_store_s_verbatim_secrets_are_redacted_on_every_read(cli_env: dict[str, str], monkeypatch) -> None:
+    """Stored verbatim (an older crib, or CRIB_REDACT=0), read with redaction on: retrieve, search,
+    list, show, export and the MCP tools (show, search, list_memories, grep) never print them."""
+    from crib_plugin.hosts import mcp_server
+
+    cases = [c for c in SECRETS if c.kind in NEW_KINDS]
+    texts = [c.sentence for c in cases] + [MARKED_PAIR]
+    runner = CliRunner()
+    raw_env = dict(cli_env, CRIB_REDACT="0")
+    for text in texts:
+        _invoke(runner, ["write"], raw_env, input=text)
+    raw = _invoke(runner, ["export", "--raw"], cli_env)
+    assert AWS_DOC_SECRET in raw and all(c.secret in raw for c in cases)
+
+    def clean(output: str) -> None:
+        leaked = [c.secret for c in cases if c.secret in output] + ([AWS_DOC_SECRET] if AWS_DOC_SECRET in output else [])
+        assert not leaked, (leaked, output[:500])
+
+    for query in ["redis queue", "webhook alerts Discord", "vault token staging", "Jira API token",
+                  "Linear sync", "Grafana token", "test bucket secret"]:
+        clean(_invoke(runner, ["retrieve", query], cli_env))
+        clean(_invoke(runner, ["search", "--json", query], cli_env))
+    clean(_invoke(runner, ["export"], cli_env))
+    clean(_invoke(runner, ["list", "--json", "--limit", "0"], cli_env))
+    for entry_id in range(1, len(texts) + 1):
+        clean(_invoke(runner, ["show", "--json", str(entry_id)], cli_env))
+    for key, value in cli_env.items():
+        monkeypatch.setenv(key, value)
+    for entry_id in range(1, len(texts) + 1):
+        clean(mcp_server.show(entry_id))
+    clean(json.dumps(mcp_server.list_memories(limit=100)))
+    clean(json.dumps(mcp_server.grep(list(range(1, len(texts) + 1)), ["token", "secret", "webhook"])))
+    clean(json.dumps(mcp_server.search("token webhook secret redis", limit=50)))

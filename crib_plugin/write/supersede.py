@@ -34,7 +34,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.records import Hit
+from ..core.authorship import readable_entries
+from ..core.records import Entry, Hit
 from ..text.common_terms import uncommon_expression
 from ..text.words import STOP_WORDS, content_words
 
@@ -247,15 +248,37 @@ def attach_successors(memory: Memory, retrieval: Retrieval) -> None:
         out.append(hit)
         if hit.entry.id not in replaced:
             continue
-        newest = memory.store.successor_of(hit.entry.id) or replaced[hit.entry.id]
+        found = readable_successor(memory, hit.entry.id, replaced[hit.entry.id])
+        if found is None:  # every successor is another project's (CRIB_PROJECTS): current here
+            continue
+        newest, successor = found
         hit.entry.superseded_by = newest
         retrieval.notes.append((hit.entry.id, f"superseded by entry {newest}: shown with it, marked superseded"))
         if newest in kept:
-            continue
-        successor = memory.store.get_entry(newest)
-        if successor is None:
             continue
         kept.add(newest)
         out.append(Hit(successor, hit.score, {}))
         retrieval.notes.append((newest, f"added: supersedes entry {hit.entry.id}, which was kept"))
     retrieval.hits = out
+
+
+def readable_successor(memory: Memory, entry_id: int, first: int) -> tuple[int, Entry] | None:
+    """The newest successor of ``entry_id`` this read may show, with its entry: the chain
+    ``entry_id → first → …`` walked to its end, less the entries ``CRIB_PROJECTS`` hides (on a
+    shared store, another project's correction of this project's memory is that project's
+    business: it is neither shown nor makes the memory read as superseded here)."""
+    chain: list[int] = []
+    current: int | None = first
+    while current is not None and current not in chain and current != entry_id and len(chain) < MAX_CHAIN:
+        chain.append(current)
+        current = memory.store.superseded([current]).get(current)
+    entries = readable_entries(memory.store, chain, memory.settings.projects)
+    for successor_id in reversed(chain):
+        if successor_id in entries:
+            return successor_id, entries[successor_id]
+    return None
+
+
+MAX_CHAIN = 64
+"""Successors walked at most (a chain is a handful of corrections; a cycle or a runaway chain in a
+damaged store stops here)."""

@@ -120,12 +120,25 @@ def _assigned_value(value: str) -> bool:
 
 
 _AWS_KEY_ID = r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"
+# A pair rule's anchor is the key id *or crib's own marker for it*: a store written by an older crib
+# holds "[REDACTED:aws-access-key-id] and secret wJalr…" (the id redacted, its secret not), and the
+# secret must go on the next read or write all the same.
+_AWS_KEY_ID_OR_MARKER = rf"(?:{_AWS_KEY_ID}|\[REDACTED:aws-access-key-id\])"
 
 
 def _mixed_key(value: str) -> bool:
     """A 40-character AWS secret key mixes upper and lower case with digits or ``/``/``+``; a git
     SHA (lowercase hex) or a long identifier of one case is not one."""
     return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() or c in "/+" for c in value)
+
+
+def _random_run(value: str) -> bool:
+    """A run of at least 16 letters and digits, both present (a token), between ``-``, ``_`` or ``.``:
+    ``john.doe.smith`` and ``x-access-token`` are names, ``a1B2c3D4e5F6g7H8`` is not."""
+    return any(
+        len(seg) >= 16 and any(c.isdigit() for c in seg) and any(c.isalpha() for c in seg)
+        for seg in re.split(r"[-_.]", value)
+    )
 
 
 def _random_segment(value: str) -> bool:
@@ -200,10 +213,10 @@ CRIB_RULES: tuple[Rule, ...] = (
     # The secret access key beside its access key id (either order, within a line or two), with no
     # keyword: "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" is a credential pair.
     Rule("aws-secret-key", _c(
-        rf"{_AWS_KEY_ID}[\s\S]{{0,120}}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"),
+        rf"{_AWS_KEY_ID_OR_MARKER}[\s\S]{{0,120}}?(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"),
         group=1, accept=lambda m, v: _mixed_key(v)),
     Rule("aws-secret-key", _c(
-        rf"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])[\s\S]{{0,120}}?{_AWS_KEY_ID}"),
+        rf"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])[\s\S]{{0,120}}?{_AWS_KEY_ID_OR_MARKER}"),
         group=1, accept=lambda m, v: _mixed_key(v)),
     Rule("github-pat", _c(rf"{_B}github_pat_[A-Za-z0-9_]{{22,255}}{_E}")),
     Rule("github-token", _c(rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,255}}{_E}")),
@@ -234,9 +247,21 @@ CRIB_RULES: tuple[Rule, ...] = (
     Rule("bearer-token", _c(r"(?i:\bbearer)\s{1,5}([A-Za-z0-9._~+/\-]{16,4096}=*)(?![A-Za-z0-9._~+/=\-])"), group=1),
     Rule("basic-auth", _c(r"(?i:\bauthorization\s{0,3}:\s{0,3}basic)\s{1,5}([A-Za-z0-9+/]{8,1024}={0,2})"), group=1),
     Rule("basic-auth", _c(r"(?<!\S)(?:-u|--user)\s{1,5}['\"]?[^\s:'\"@]{1,64}:([^\s'\"]{3,200})"), group=1),
+    # URL userinfo, every form: user:password@ and :password@ (redis' empty user; the password may
+    # itself hold "@": the authority ends at the last one), and a lone user that reads as a token
+    # (https://ghp_…@host, https://<key>@host); "git@host" and "alice@host" stay.
     Rule("url-password", _c(
-        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@\[\]\"'<>]{1,128}:"
-        r"([^\s/?#@\"'<>]{1,256})@"), group=1),
+        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@\[\]\"'<>]{0,128}:"
+        r"([^\s/?#\"'<>]{1,256})@"), group=1),
+    Rule("url-password", _c(
+        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://([^\s:/?#@\[\]\"'<>]{16,256})@"), group=1,
+        accept=lambda m, v: _random_run(v)),
+    Rule("discord-webhook", _c(
+        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/(?:v\d{1,2}/)?webhooks/\d{5,30}/[A-Za-z0-9_\-]{20,255}")),
+    Rule("vault-token", _c(rf"{_B}hv[sbr]\.[A-Za-z0-9_\-]{{24,1024}}{_E}")),
+    Rule("atlassian-token", _c(rf"{_B}AT(?:ATT|CTT)3[A-Za-z0-9_\-=]{{20,400}}(?![A-Za-z0-9_\-=])")),
+    Rule("linear-key", _c(rf"{_B}lin_(?:api|oauth)_[A-Za-z0-9]{{32,128}}{_E}")),
+    Rule("grafana-token", _c(rf"{_B}(?:glsa_[A-Za-z0-9]{{32}}_[A-Fa-f0-9]{{8}}|glc_[A-Za-z0-9+/]{{32,512}}={{0,2}})(?![A-Za-z0-9_+/=\-])")),
     Rule(KEYWORD_KIND, _c(  # KEY=value, KEY: value, "key": "value", KEY => value
         rf"{_KEY}['\"]?\s{{0,3}}(?::=|=>|[=:])\s{{0,3}}(?P<value>{_QUOTED_OR_BARE})"),
         group="value", accept=lambda m, v: _names_the_secret(m) and _assigned_value(v)),
@@ -253,7 +278,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "anthropic-api-key": ("sk-ant-",),
     "openai-api-key": ("sk-",),
     "aws-access-key-id": ("a3t", "akia", "asia", "abia", "acca"),
-    "aws-secret-key": ("aws", "a3t", "akia", "asia", "abia", "acca"),
+    "aws-secret-key": ("aws", "a3t", "akia", "asia", "abia", "acca"),  # the marker holds "aws"
     "github-pat": ("github_pat_",),
     "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     "gitlab-token": ("gl",),
@@ -278,6 +303,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "bearer-token": ("bearer",),
     "basic-auth": ("basic", "-u", "--user"),
     "url-password": ("://",),
+    "discord-webhook": ("discord",),
+    "vault-token": ("hvs.", "hvb.", "hvr."),
+    "atlassian-token": ("atatt3", "atctt3"),
+    "linear-key": ("lin_api_", "lin_oauth_"),
+    "grafana-token": ("glsa_", "glc_"),
     KEYWORD_KIND: ("pass", "pwd", "secret", "token", "key", "credential", "contrase"),
 }
 CRIB_RULES = tuple(
