@@ -33,6 +33,21 @@ def test_log_shows_who_wrote_what(store_url: str, crib: Any, monkeypatch: pytest
     assert [(r["detail"]["by"], r["detail"]["agent"]) for r in writes] == [(me, "cli"), (me, "claude-code")]
     assert all(r["detail"]["session"] and r["detail"]["project"] for r in writes)
     assert f"by={me}" in crib("log").stdout
+    assert "host" not in writes[0]["detail"] and writes[1]["detail"]["host"] == "claude-code"
+
+
+@pytest.mark.parametrize(("env", "agent", "host"), [
+    ({"CRIB_HOST": "codex", "CODEX_SANDBOX": "seatbelt"}, "cli", "codex"),
+    ({"GEMINI_CLI": "1"}, "cli", "gemini-cli"),
+    ({"CRIB_HOST": "opencode"}, "cli", "opencode"),
+])
+def test_the_audit_row_names_the_agent_host(crib: Any, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], agent: str, host: str) -> None:
+    for name in ("CLAUDECODE", "CI", "GEMINI_CLI", "OPENCODE", "CODEX_SANDBOX", "CODEX_THREAD_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert crib("write", f"Written through {host}.", env=env).returncode == 0
+    row = next(r for r in json.loads(crib("log", "--json").stdout) if r["action"] == "write")
+    assert (row["detail"]["agent"], row["detail"]["host"]) == (agent, host)
+    assert f"host={host}" in crib("log").stdout
 
 
 def test_pooled_stores_reuse_one_connection(pg_url: str) -> None:  # noqa: F811

@@ -52,6 +52,24 @@ def agent() -> str:
     return "cli"
 
 
+#: Environment variables an agent host sets in the commands it runs (its hooks, its MCP servers, its
+#: shell tool), and the host each names; ``CRIB_HOST`` (set by ``crib setup``) comes first.
+HOST_MARKERS: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "claude-code"), ("GEMINI_CLI", "gemini-cli"), ("OPENCODE", "opencode"), ("CODEX_SANDBOX", "codex"),
+    ("CODEX_THREAD_ID", "codex"),
+)
+HOST_NAMES = {"claude": "claude-code", "gemini": "gemini-cli"}  # crib setup's short names → the hosts' own
+
+
+def host() -> str:
+    """The agent host the change came through (``codex``, ``claude-code``, ``gemini-cli``,
+    ``opencode``), or "" when none is known (a person at a terminal, a script)."""
+    given = os.environ.get("CRIB_HOST", "").strip().lower()
+    if given:
+        return HOST_NAMES.get(given, given)
+    return next((name for var, name in HOST_MARKERS if os.environ.get(var)), "")
+
+
 def project(cwd: Path | None = None) -> str:
     """The repository (its folder's name) the change was made from, else the current folder's name."""
     return _project_of(os.path.abspath(cwd or Path.cwd()))
@@ -89,9 +107,14 @@ def readable_entries(store: Any, ids: Sequence[int], setting: str) -> dict[int, 
 
 
 def author() -> dict[str, str]:
-    """The audit detail fields naming who made a change (``by``, ``agent``, ``session``, ``project``)."""
+    """The audit detail fields naming who made a change (``by``, ``agent``, ``session``, ``project``,
+    and ``host`` — the agent host, :func:`host` — when one is known)."""
     user, machine = _user_and_machine()
-    return {"by": f"{user}@{machine}", "agent": agent(), "session": SESSION, "project": project()}
+    fields = {"by": f"{user}@{machine}", "agent": agent(), "session": SESSION, "project": project()}
+    through = host()
+    if through:
+        fields["host"] = through
+    return fields
 
 
 def authored(detail: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .files import Changes, crib_argv, crib_command, is_crib, read_json, set_hooks, write_json
 
@@ -39,7 +40,8 @@ def apply(base: Path, undo: bool = False) -> Changes:
     if (settings_file.exists() or not undo) and write_json(settings_file, settings):
         changes.add("removed crib's hooks" if undo else "SessionStart, UserPromptSubmit and MessageDisplay hooks", settings_file)
     data = read_json(mcp_file)
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+    found = data.get("mcpServers")
+    servers: dict[str, Any] = found if isinstance(found, dict) else {}
     servers = {k: v for k, v in servers.items() if not (k == "crib" and is_crib(v))}
     if not undo:
         argv = crib_argv()

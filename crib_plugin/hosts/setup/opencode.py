@@ -14,6 +14,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from .files import Changes, crib_argv, is_crib, read_json, remove_file, write_json, write_text
 
@@ -38,7 +39,8 @@ def apply(base: Path, undo: bool = False) -> Changes:
     elif write_text(plugin, plugin_text()):
         changes.add("plugin (prompt, session start, text filter)", plugin)
     data = read_json(config)
-    mcp = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+    found = data.get("mcp")
+    mcp: dict[str, Any] = found if isinstance(found, dict) else {}
     mcp = {k: v for k, v in mcp.items() if not (k == "crib" and is_crib(v))}
     if not undo:
         mcp["crib"] = {"type": "local", "command": [*crib_argv(), "mcp"], "environment": {"CRIB_HOST": NAME}, "enabled": True}
