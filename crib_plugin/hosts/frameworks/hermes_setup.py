@@ -27,14 +27,11 @@ PLUGIN_FILES = ("plugin.yaml", "__init__.py")
 SOURCE = Path(__file__).resolve().parent / "hermes_plugin"
 ENTRY_DELIMITER = "\n§\n"  # how Hermes separates the entries of MEMORY.md and USER.md
 BUILTIN = (("MEMORY.md", "note"), ("USER.md", "preference"))
-ENABLE = """Turn it on in $HERMES_HOME/config.yaml (or with `hermes config set`):
+ENABLE = """Turn it on:
 
-  memory:
-    provider: crib
-  plugins:
-    enabled: [crib-scrub]   # crib's scrubber on every reply (transform_llm_output)
+  hermes config set memory.provider crib   # crib as Hermes' memory provider
+  hermes plugins enable crib-scrub          # crib's scrubber on every reply (transform_llm_output)
 """
-
 
 def hermes_home(given: str | os.PathLike[str] | None = None) -> Path:
     """Hermes' home: ``given``, else ``HERMES_HOME``, else ``~/.hermes``."""
