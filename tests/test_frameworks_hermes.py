@@ -25,7 +25,7 @@ from crib_plugin import Memory  # noqa: E402
 from crib_plugin.hosts.frameworks import hermes_setup  # noqa: E402
 
 FACT = "Chose SQLite for storage: zero dependencies, one file."
-BLOCK = re.compile(r"<memory context_time=.*?</memory>", re.S)
+BLOCK = re.compile(r"<memory-context>.*?</memory-context>", re.S)
 
 
 @pytest.fixture
@@ -40,6 +40,10 @@ def hermes_home(clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def _messages_text(body: dict[str, Any]) -> str:
     return json.dumps(body.get("messages", []), ensure_ascii=False)
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    return str([m for m in body["messages"] if m.get("role") == "user"][-1].get("content"))
 
 
 def _chats(api: FakeOpenAI) -> list[dict[str, Any]]:
@@ -61,7 +65,7 @@ def test_hermes_loads_crib_and_a_turn_gets_the_block_stores_and_scrubs(hermes_ho
         text = _messages_text(body)
         if "remember this" in text and '"role": "tool"' not in text:
             return {"tool_calls": [{"name": "remember", "arguments": {"text": FACT, "type": "decision"}}]}
-        found = BLOCK.search(json.loads(json.dumps(text)).replace("\\n", "\n").replace('\\"', '"'))
+        found = BLOCK.search(_last_user(body))
         return f"From memory:\n{found.group(0)}\nWe chose SQLite." if found else "stored"
 
     with FakeOpenAI(reply) as api:
@@ -74,10 +78,10 @@ def test_hermes_loads_crib_and_a_turn_gets_the_block_stores_and_scrubs(hermes_ho
 
         api.requests.clear()
         answer = agent.chat("Which storage did we choose: SQLite?")
-        sent = _messages_text(_chats(api)[0])
-        assert "<memory context_time=" in sent and "Chose SQLite for storage" in sent  # the block reached the request
+        block = BLOCK.search(_last_user(_chats(api)[0]))
+        assert block and "Note from crib" in block.group(0) and FACT in block.group(0)  # the block reached the request
         assert answer.strip().endswith("We chose SQLite.")
-        assert "<memory" not in answer and "zero dependencies, one file" not in answer  # echoed block scrubbed
+        assert "memory-context" not in answer and "zero dependencies, one file" not in answer  # echoed block scrubbed
 
 
 def test_hermes_memory_files_are_imported_on_request_and_never_written(hermes_home: Path, fake_embedder: Any) -> None:
