@@ -13,6 +13,7 @@ import click
 
 from ...core.config import describe, get_settings, project_config_file, user_config_file
 from ...plugins.manager import get_plugin_manager, plugin_report
+from ..frameworks import adapter_report
 
 
 @click.command(name="config")
@@ -44,13 +45,20 @@ def _plain(value: Any) -> str:
 
 
 @click.command(name="plugins")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list: name, version, hooks.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list: name, version, hooks (adapters: framework, installed, extra).")
 def plugins(as_json: bool) -> None:
-    """The plugins loaded (built-ins included): name, version and the hooks each implements."""
+    """The plugins loaded (built-ins included): name, version and the hooks each implements; then
+    crib's adapters for Python agent frameworks and whether each framework is installed."""
     rows = plugin_report(get_plugin_manager())
+    adapters = adapter_report()
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps(rows + adapters, indent=2))
         return
     for row in rows:
         version = f" {row['version']}" if row["version"] else ""
         click.echo(f"{row['name']}{version}: {', '.join(row['hooks'])}")
+    click.echo("adapters for Python agent frameworks (docs/python.md):")
+    for row in adapters:
+        state = f"installed ({row['framework']} {row['version']})" if row["installed"] else \
+            f"not installed (pip install 'crib-plugin[{row['extra']}]')"
+        click.echo(f"  {row['module']}: {state}")
