@@ -26,7 +26,9 @@ from ..core.config import get_settings
 from ..core.cues import cue_of
 from ..core.errors import CribError
 from ..store.sqlite_rows import EXTRACT_QUEUE
+from .cue_model import cue_writer
 from .deferred import MODEL_LATER, models_in_background
+from .manage import set_cue
 from .path import drain_extractions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,10 +40,6 @@ def write_queued_cues(memory: "Memory", ids: list[int], notes: list[str]) -> int
     model = get_settings().cue_model
     if not model or not ids:
         return 0
-    # deferred: manage imports the embedding and redaction stacks, which only the worker needs here
-    from .cue_model import cue_writer
-    from .manage import set_cue
-
     writer = None
     written = 0
     for entry_id, entry in sorted(memory.store.get_entries(ids).items()):
