@@ -20,6 +20,7 @@ verdict recommends a larger model when this one is too weak; the check itself is
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -116,12 +117,12 @@ def judge_figures(pick: Callable[[str, list[Candidate]], Sequence[int]]) -> dict
     seconds: list[float] = []
     for prompt, shown, wanted in JUDGE_CASES:
         try:
-            picks, took = _timed(lambda prompt=prompt, shown=shown: list(pick(prompt, [_candidate(k) for k in shown])))
+            picks, took = _timed(functools.partial(pick, prompt, [_candidate(k) for k in shown]))
         except CribError:
             errors += 1
             continue
         seconds.append(took)
-        chosen = {shown[i] for i in picks if 0 <= i < len(shown)}
+        chosen = {shown[i] for i in list(picks) if 0 <= i < len(shown)}
         picked += len(chosen)
         right += len(chosen & wanted)
         needed += len(wanted)
@@ -166,11 +167,12 @@ def rerank_figures(score: Callable[[str, list[str]], Sequence[float]]) -> dict[s
     seconds: list[float] = []
     for question, good, bad in RERANK_CASES:
         try:
-            found, took = _timed(lambda q=question, g=good, b=bad: list(score(q, [MEMORIES[g][1], MEMORIES[b][1]])))
+            found, took = _timed(functools.partial(score, question, [MEMORIES[good][1], MEMORIES[bad][1]]))
         except CribError:
             errors += 1
             continue
         seconds.append(took / 2)
+        found = list(found)
         grades.update(found)
         ordered += found[0] > found[1]
     return {"pairs": len(RERANK_CASES), "errors": errors, "separation": round(ordered / len(RERANK_CASES), 3),
