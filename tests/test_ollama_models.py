@@ -6,7 +6,6 @@ The ``ollama_live`` tests at the end run against a real Ollama when ``OLLAMA_HOS
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
