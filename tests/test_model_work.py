@@ -128,3 +128,14 @@ def test_without_a_model_nothing_is_deferred(fake_ollama_env: FakeOllama, starte
         assert memory.store.pending(EXTRACT_QUEUE) == [] and memory.last_write.facts >= 0
         assert memory.entry(entry_id).content == TEXT
     assert started == []
+
+
+def test_the_worker_gives_a_model_longer_than_a_write_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nobody waits on the worker: a request may take BACKGROUND_TIMEOUT (a busy CPU's 1.5B model
+    took over the write path's 30 s to extract), unless CRIB_OLLAMA_TIMEOUT pins it."""
+    from crib_plugin.models.ollama.extractor import OllamaExtractor
+    from crib_plugin.write.model_work import BACKGROUND_TIMEOUT, patient
+
+    assert patient(OllamaExtractor(model=MODEL, host="http://127.0.0.1:9")).timeout == BACKGROUND_TIMEOUT
+    monkeypatch.setenv("CRIB_OLLAMA_TIMEOUT", "12")
+    assert patient(OllamaExtractor(model=MODEL, host="http://127.0.0.1:9")).timeout == 12.0

@@ -6,7 +6,6 @@ The ``ollama_live`` tests at the end run against a real Ollama when ``OLLAMA_HOS
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -35,9 +34,9 @@ from crib_plugin.models.ollama_models import (
 )
 
 try:
-    from fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama, live_model  # noqa: F401
+    from fake_ollama import FAKE_VERSION, LIVE_HOST, NO_LIVE, FakeOllama, closed_host, fake_ollama, live_model, live_server  # noqa: F401
 except ImportError:  # tests/ is a package in this checkout
-    from tests.fake_ollama import FAKE_VERSION, FakeOllama, closed_host, fake_ollama, live_model  # noqa: F401
+    from tests.fake_ollama import FAKE_VERSION, LIVE_HOST, NO_LIVE, FakeOllama, closed_host, fake_ollama, live_model, live_server  # noqa: F401
 
 ENV_VARS = ("OLLAMA_HOST", "CRIB_EMBEDDING_MODEL", "CRIB_EXTRACTION_MODEL", "CRIB_RERANK_MODEL", "CRIB_OLLAMA_TIMEOUT")
 
@@ -651,16 +650,15 @@ def test_fake_server_speaks_the_ollama_client(fake_ollama: FakeOllama) -> None:
 @pytest.fixture
 def live_ollama() -> dict:
     """The probe of a real Ollama at $OLLAMA_HOST; skips when it is unset or does not answer."""
-    host = _LIVE_HOST
-    if not host:
-        pytest.skip("OLLAMA_HOST is not set: no real Ollama to test against")
+    if not LIVE_HOST:
+        pytest.skip(NO_LIVE)
+    host = live_server()
     info = probe_ollama(host, timeout=2.0)
     if not info["reachable"]:
         pytest.skip(f"OLLAMA_HOST={host} does not answer /api/tags: {info['error']}")
     return info
 
 
-_LIVE_HOST = os.environ.get("OLLAMA_HOST", "")  # read at import: the autouse fixture clears it per test
 
 
 def _need(info: dict, model: str) -> None:

@@ -26,11 +26,29 @@ from ..core.config import get_settings
 from ..core.cues import cue_of
 from ..core.errors import CribError
 from ..store.sqlite_rows import EXTRACT_QUEUE
+from .cue_model import cue_writer
 from .deferred import MODEL_LATER, models_in_background
+from .manage import set_cue
 from .path import drain_extractions
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike as Memory
+
+BACKGROUND_TIMEOUT = 300.0
+"""Seconds one model request may take when nobody waits on it (the worker, ``crib reindex``),
+unless ``CRIB_OLLAMA_TIMEOUT`` says otherwise. The write path's 30 s is too short on a busy CPU: a
+1.5B model's extraction prompt (its few-shot examples) took over 30 s at load 18 on two cores."""
+
+
+def patient(model: Any) -> Any:
+    """``model`` (an Ollama model: its ``timeout``) allowed :data:`BACKGROUND_TIMEOUT` per request."""
+    if get_settings().ollama_timeout is None and isinstance(getattr(model, "timeout", None), float):
+        model.timeout = max(model.timeout, BACKGROUND_TIMEOUT)
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()  # the client is rebuilt with the new timeout on the next request
+    return model
+
 
 def write_queued_cues(memory: "Memory", ids: list[int], notes: list[str]) -> int:
     """Let the cue model write the cue of each of ``ids`` stored without one; how many it wrote.
@@ -38,17 +56,13 @@ def write_queued_cues(memory: "Memory", ids: list[int], notes: list[str]) -> int
     model = get_settings().cue_model
     if not model or not ids:
         return 0
-    # deferred: manage imports the embedding and redaction stacks, which only the worker needs here
-    from .cue_model import cue_writer
-    from .manage import set_cue
-
     writer = None
     written = 0
     for entry_id, entry in sorted(memory.store.get_entries(ids).items()):
         if cue_of(entry.metadata):
             continue
         try:
-            writer = writer or cue_writer(model)
+            writer = writer or patient(cue_writer(model))
             set_cue(memory, entry_id, writer.write_cue(entry.content, entry.type), by=model)
             written += 1
         except CribError as exc:
@@ -63,6 +77,9 @@ def drain_model_work(memory: "Memory", on_progress: Callable[[int, int], None] |
     :class:`~crib_plugin.core.errors.ModelError` with the rest left queued (as
     :func:`~crib_plugin.write.path.drain_extractions`)."""
     notes: list[str] = []
+    queued = memory.store.pending(EXTRACT_QUEUE)
+    if queued:
+        patient(memory.extractor())
     cues = write_queued_cues(memory, memory.store.pending(EXTRACT_QUEUE), notes)
     extracted = drain_extractions(memory, on_progress)
     return {"cues_written": cues, "facts_extracted": extracted, "notes": notes}

@@ -37,9 +37,17 @@ def init(no_model: bool) -> None:
 
 
 @click.command()
-def doctor() -> None:
+@click.option("--models", "models", is_flag=True,
+              help="Also ask the configured judge and reranker a short built-in check and say whether each is good enough (takes a minute or more on a CPU).")
+def doctor(models: bool) -> None:
     """Check every prerequisite and print JSON; exit 1 when something required is missing."""
     report = run_doctor()
+    if models:
+        from ..model_check import check_models  # deferred: imports the ollama client (≈ 0.5 s), only for --models
+
+        quality = check_models(load_settings())
+        report["model_quality"] = {"checks": quality, "ok": all(c["ok"] for c in quality)}
+        report["ok"] = bool(report.get("ok")) and report["model_quality"]["ok"]
     click.echo(json.dumps(report, indent=2, default=str))
     sys.exit(0 if report.get("ok") else 1)
 

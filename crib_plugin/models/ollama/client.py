@@ -7,6 +7,7 @@ the embedder, extractor and reranker in :mod:`.embedder`, :mod:`.extractor` and
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, TypeVar
 
 import httpx
@@ -107,8 +108,6 @@ class OllamaBase:
     def warm(self) -> float:
         """Ask Ollama to load the model now (a chat with no messages: Ollama's load request) and keep it
         for :attr:`keep_alive`; the seconds the request took. Raises like any request."""
-        import time
-
         started = time.monotonic()
         self._call("warm-up", lambda: self.client.chat(model=self.model, messages=[], stream=False, keep_alive=self.keep_alive))
         return time.monotonic() - started
