@@ -57,6 +57,7 @@ class Conversation:
     turns: list[Turn]
     questions: list[Question]
     observations: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (speaker, fact, dia_ids)
+    threads: bool = True  # turns of one session are one thread (crib indexes a turn's neighbours); False: separate memories
 
 
 def default_data_path() -> Path:
@@ -165,7 +166,8 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
             Path(str(db) + suffix).unlink(missing_ok=True)
     memory = Memory(db, settings=Settings.for_eval(db))
     items = [
-        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
+        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id,
+                                                   **({"thread": f"{conv.sample_id}/session_{t.session}"} if conv.threads else {})})
         for t in conv.turns
     ]
     started = time.perf_counter()
@@ -180,7 +182,8 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
 def store_path(cache_dir: Path, conv: Conversation, fingerprint: str, embedder: str) -> Path:
     from crib_plugin.store.schema import latest_version
 
-    return cache_dir / f"{fingerprint}-{embedder}-s{latest_version()}-b{BUILD_VERSION}" / f"{conv.sample_id}.db"
+    threads = "" if conv.threads else "-nothreads"
+    return cache_dir / f"{fingerprint}-{embedder}-s{latest_version()}-b{BUILD_VERSION}{threads}" / f"{conv.sample_id}.db"
 
 
 @dataclass

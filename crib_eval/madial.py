@@ -7,7 +7,8 @@ with the turn to be produced, ``test-turn``, and the archive's memories it shoul
 ``relevant-id``). Read where it lies at run time (``--data DIR`` or ``CRIB_MADIAL``: the folder
 holding both files); never copied into the repository.
 
-Protocol: one store holding the whole archive, one entry per memory (``"{event}"``, dated with
+Protocol: one store holding the whole archive, one entry per memory (no thread: the memories are
+separate events, not turns of one dialogue) (``"{event}"``, dated with
 its ``time``, its scene and emotion in metadata); the query is what the user said in the dialogue
 before the first test turn (the user's lines, joined); relevant = ``relevant-id``. Each dialogue
 is a conversation for the dev/test split.
@@ -77,4 +78,4 @@ def load(path: Path | None = None) -> list[Conversation]:
         query = user_context(row["dialogue"], min(test_turns)) if test_turns else ""
         if evidence and query:
             questions.append(Question(query, evidence, int(row.get("user-id", 0)), key=f"dialogue-{number}"))
-    return [Conversation(SAMPLE_ID, turns, questions)]
+    return [Conversation(SAMPLE_ID, turns, questions, threads=False)]  # an archive of separate memories, not a dialogue
