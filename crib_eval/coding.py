@@ -138,11 +138,15 @@ def evaluate(
     prompts = [p for p in data.prompts if split == "all" or p.split == split]
     outcomes: list[Outcome] = []
     started = time.perf_counter()
+    from .baseline import PlainBM25
+
+    baseline = PlainBM25((m.key, m.content) for m in data.memories)
     with fixed_now(data.now), open_memory(db) as memory:
         available = [c for c in CHANNELS if c in memory.registry.channels]
         standing = standing_keys(memory, ids)
         for prompt in prompts:
             outcome = run_prompt(memory, prompt, ids, data, channels=available)
+            outcome.ranked["bm25"] = baseline.search(prompt.prompt, 10)
             outcome.in_session = bool(standing & set(prompt.relevant))
             outcomes.append(outcome)
     if progress:

@@ -19,6 +19,7 @@ from .coding_metrics import (
     Summary,
     hit,
     precision,
+    recall,
     stale_alone,
     summarise,
 )
@@ -82,9 +83,25 @@ class CodingReport:
         ]
         for name, (h1, h5) in total.channel_hits.items():
             lines.append(f"| {name} alone | {f(h1)} | {f(h5)} |")
+        lines += ["", *self.recall_lines()]
         if offenders:
             lines += ["", *self.offender_lines(offenders)]
         return "\n".join(lines)
+
+    def recall_lines(self) -> list[str]:
+        """Recall@5 and @10 of each raw ranking over the answerable prompts: the harness's plain BM25
+        (``bm25``, no crib code), each channel alone, and the fusion."""
+        answerable = [o for o in self.outcomes if o.prompt.relevant]
+        names = ["bm25", *sorted(n for n in {n for o in answerable for n in o.ranked} if n not in ("bm25", "fused")), "fused"]
+        lines = ["| raw ranking (answerable prompts) | R@5 % | R@10 % |", "|---|---|---|"]
+        label = {"bm25": "plain BM25 (harness, no crib code)", "fused": "fused (raw ranking)"}
+        for name in names:
+            if not any(name in o.ranked for o in answerable):
+                continue
+            r5 = [recall(o.prompt.relevant, o.ranked.get(name, [])[:5]) for o in answerable]
+            r10 = [recall(o.prompt.relevant, o.ranked.get(name, [])[:10]) for o in answerable]
+            lines.append(f"| {label.get(name, name + ' alone')} | {100 * sum(r5) / max(1, len(r5)):.1f} | {100 * sum(r10) / max(1, len(r10)):.1f} |")
+        return lines
 
     def session_line(self) -> str:
         """Not one of the issue's metrics: how often a relevant memory is in a Claude Code session's

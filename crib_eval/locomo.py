@@ -47,6 +47,8 @@ class Question:
     question: str
     evidence: set[str]
     category: int
+    exclude: set[str] = field(default_factory=set)  # turns no ranking may return for this question (its own answer)
+    key: str = ""  # the question's own split key, where a set splits questions rather than conversations
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Conversation:
     turns: list[Turn]
     questions: list[Question]
     observations: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (speaker, fact, dia_ids)
+    threads: bool = True  # turns of one session are one thread (crib indexes a turn's neighbours); False: separate memories
 
 
 def default_data_path() -> Path:
@@ -145,7 +148,12 @@ def load(path: Path | None = None) -> list[Conversation]:
 
 
 def data_fingerprint(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    """A hash of the data file (or of every file in the data folder, by name and content)."""
+    digest = hashlib.sha256()
+    for item in sorted(path.rglob("*")) if path.is_dir() else [path]:
+        if item.is_file():
+            digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress: Callable[[str], None] | None = None) -> Any:
@@ -158,7 +166,8 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
             Path(str(db) + suffix).unlink(missing_ok=True)
     memory = Memory(db, settings=Settings.for_eval(db))
     items = [
-        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id, "thread": f"{conv.sample_id}/session_{t.session}"})
+        NewEntry(t.content, "note", t.created_at, {"dia_id": t.dia_id, "session": t.session, "sample_id": conv.sample_id,
+                                                   **({"thread": f"{conv.sample_id}/session_{t.session}"} if conv.threads else {})})
         for t in conv.turns
     ]
     started = time.perf_counter()
@@ -173,7 +182,8 @@ def build_store(conv: Conversation, db: Path, *, extract: bool = True, progress:
 def store_path(cache_dir: Path, conv: Conversation, fingerprint: str, embedder: str) -> Path:
     from crib_plugin.store.schema import latest_version
 
-    return cache_dir / f"{fingerprint}-{embedder}-s{latest_version()}-b{BUILD_VERSION}" / f"{conv.sample_id}.db"
+    threads = "" if conv.threads else "-nothreads"
+    return cache_dir / f"{fingerprint}-{embedder}-s{latest_version()}-b{BUILD_VERSION}{threads}" / f"{conv.sample_id}.db"
 
 
 @dataclass
@@ -185,12 +195,14 @@ class Report:
     without_adversarial: dict[str, Scores] = field(default_factory=dict)
     questions: int = 0
     seconds: float = 0.0
-    blocks: dict[str, list[tuple[float, int]]] = field(default_factory=dict)  # system → (evidence recall, entries)
+    blocks: dict[str, list[tuple[float, int, float]]] = field(default_factory=dict)  # system → (evidence recall, items, tokens)
+    title: str = "LoCoMo turn-level retrieval"
+    categories: dict[int, str] = field(default_factory=lambda: dict(CATEGORIES))
 
-    def add_block(self, system: str, ids: Sequence[str], question: Question) -> None:
-        """The whole injected block at the default budget: its evidence recall and its size."""
+    def add_block(self, system: str, ids: Sequence[str], question: Question, tokens: float = 0.0) -> None:
+        """The whole injected block at the default budget: its evidence recall, its size in items and tokens."""
         found = len(set(ids) & question.evidence) / len(question.evidence) if question.evidence else 0.0
-        self.blocks.setdefault(system, []).append((found, len(ids)))
+        self.blocks.setdefault(system, []).append((found, len(ids), tokens))
 
     def add(self, system: str, ranked: Sequence[str], question: Question) -> None:
         self.systems.setdefault(system, Scores()).add(ranked, question.evidence)
@@ -200,35 +212,57 @@ class Report:
 
     def table(self) -> str:
         keys = [f"R@{k}" for k in KS] + ["hit@10", "nDCG@10", "MRR"]
-        lines = [f"LoCoMo turn-level retrieval, {self.questions} questions ({self.seconds:.0f}s)", ""]
+        lines = [f"{self.title}, {self.questions} questions ({self.seconds:.0f}s)", ""]
         lines.append("| system | " + " | ".join(keys) + " | R@10 w/o cat.5 |")
         lines.append("|---" * (len(keys) + 2) + "|")
         for name, scores in self.systems.items():
             values = " | ".join(f"{v:.1f}" for v in scores.row(keys))
             wo = self.without_adversarial.get(name)
             lines.append(f"| {name} | {values} | {wo.mean('R@10') if wo else 0:.1f} |")
-        lines.append("")
-        cats = sorted(CATEGORIES)
-        lines.append("| R@10 by category | " + " | ".join(f"{CATEGORIES[c]} ({c})" for c in cats) + " |")
-        lines.append("|---" * (len(cats) + 1) + "|")
-        for name in self.systems:
-            row = [self.by_category.get((name, c), Scores()).mean("R@10") for c in cats]
-            lines.append(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+        cats = sorted({c for _, c in self.by_category} & set(self.categories))
+        if len(cats) > 1:
+            lines += ["", "| R@10 by category | " + " | ".join(f"{self.categories[c]} ({c})" for c in cats) + " |"]
+            lines.append("|---" * (len(cats) + 1) + "|")
+            for name in self.systems:
+                row = [self.by_category.get((name, c), Scores()).mean("R@10") for c in cats]
+                lines.append(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
         if self.blocks:
-            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean items (entries, + pointers) | items when injected | injected % |", "|---|---|---|---|---|"]
+            lines += ["", "| injected block (default budget, 10-entry cap) | evidence recall % | mean items (entries, + pointers) "
+                      "| items when injected | injected % | mean block tokens |", "|---|---|---|---|---|---|"]
             for name, rows in self.blocks.items():
-                recall = 100 * sum(r for r, _ in rows) / len(rows)
-                sizes = [n for _, n in rows]
+                recall = 100 * sum(r for r, _, _ in rows) / len(rows)
+                sizes = [n for _, n, _ in rows]
                 nonempty = [n for n in sizes if n]
+                tokens = sum(t for _, _, t in rows) / len(rows)
                 lines.append(
                     f"| {name} | {recall:.1f} | {sum(sizes) / len(sizes):.2f} | "
-                    f"{(sum(nonempty) / len(nonempty)) if nonempty else 0:.2f} | {100 * len(nonempty) / len(sizes):.1f} |"
+                    f"{(sum(nonempty) / len(nonempty)) if nonempty else 0:.2f} | {100 * len(nonempty) / len(sizes):.1f} | {tokens:.0f} |"
                 )
         return "\n".join(lines)
 
 
 def ranked_ids(hits: Sequence[Any]) -> list[str]:
     return [str(h.entry.metadata.get("dia_id")) for h in hits]
+
+
+BASELINE = "plain BM25 (harness, no crib code)"
+CHANNEL_ROWS = {"fts": "full text alone", "vector": "vectors alone", "facts": "facts alone"}
+
+
+def entry_ids_by_turn(db: Path) -> dict[str, int]:
+    """dia_id → entry id, read from the store's file (no crib code needed)."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute("SELECT id, json_extract(metadata, '$.dia_id') FROM entries").fetchall()
+    return {str(dia): int(i) for i, dia in rows if dia is not None}
+
+
+def without(result: Any, excluded: set[int]) -> Any:
+    """A channel's result with the excluded entries' hits removed (as if they were not stored)."""
+    if not excluded:
+        return result
+    return replace(result, hits=[h for h in result.hits if h.entry_id not in excluded])
 
 
 def evaluate(
@@ -239,27 +273,37 @@ def evaluate(
     injected: bool = True,
     progress: Callable[[str], None] | None = None,
     limit_questions: int | None = None,
+    title: str = "LoCoMo turn-level retrieval",
+    categories: dict[int, str] | None = None,
 ) -> Report:
-    """Score every channel alone, the fusion of all, and (``injected``) what retrieve would inject."""
+    """Score the plain-BM25 baseline, every channel alone, the fusion of all, and (``injected``) what
+    a prompt's block would hold, with its size in tokens (characters / 4)."""
     from crib_plugin.core.config import Settings
     from crib_plugin.core.records import Retrieval
     from crib_plugin.memory import Memory
     from crib_plugin.read.query import prepare
     from crib_plugin.read.recall import CANDIDATES, assemble, run_channel
 
-    report = Report()
+    from .baseline import PlainBM25
+    from .coding_metrics import CHARS_PER_TOKEN
+
+    report = Report(title=title, categories=dict(CATEGORIES if categories is None else categories))
     started = time.perf_counter()
     for conv in conversations:
         db = stores[conv.sample_id]
+        baseline = PlainBM25((t.dia_id, t.text) for t in conv.turns)
+        entry_of = entry_ids_by_turn(db)
         with Memory(db, settings=Settings.for_eval(db), create=False) as memory:
             available = [c for c in channels if c in memory.registry.channels]
             for question in conv.questions[:limit_questions]:
+                report.add(BASELINE, baseline.search(question.question, max(KS), exclude=sorted(question.exclude)), question)
+                excluded = {entry_of[d] for d in question.exclude if d in entry_of}
                 query = prepare(question.question)
                 base = Retrieval(query=query)
-                base.channels = [run_channel(memory, name, query, CANDIDATES) for name in available]
+                base.channels = [without(run_channel(memory, name, query, CANDIDATES), excluded) for name in available]
                 for name in available:
                     solo = assemble(memory, replace(base, channels=list(base.channels)), only=[name])
-                    report.add(name, ranked_ids(solo.hits), question)
+                    report.add(CHANNEL_ROWS.get(name, name), ranked_ids(solo.hits), question)
                 fused = assemble(memory, replace(base, channels=list(base.channels)))
                 report.add("fused (raw ranking)", ranked_ids(fused.hits), question)
                 if injected:
@@ -267,10 +311,12 @@ def evaluate(
                     report.add("fused, as injected", ranked_ids(chosen.hits), question)
                     for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
                         block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
-                        report.add_block(name, ranked_ids(block.hits), question)
+                        tokens = len(memory.render(block)) / CHARS_PER_TOKEN
+                        report.add_block(name, ranked_ids(block.hits), question, tokens)
                         if per_entry:  # the same block with its one-line pointers (crib_plugin.read.pointers)
-                            report.add_block("per-entry cut ∪ pointers", ranked_ids(block.hits) + ranked_ids(block.pointers), question)
+                            report.add_block("per-entry cut ∪ pointers", ranked_ids(block.hits) + ranked_ids(block.pointers), question, tokens)
                 report.questions += 1
+        baseline.close()
         if progress:
             progress(f"{conv.sample_id}: {report.questions} questions so far")
     report.seconds = time.perf_counter() - started

@@ -8,14 +8,18 @@ package); the command table loads it for these two commands alone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from crib_eval import coding, locomo, noanswer
+from crib_eval import coding, commits, locomo, madial, noanswer, realmem, splits
 from crib_eval.on_server import stores_on_server
 
 from ...core.config import overriding, parse_channels
 from .common import now_option
+
+CONVERSATIONAL = {"locomo": "LoCoMo", "realmem": "RealMem", "madial": "MADial-Bench (en)"}
+CONVERSATIONAL_LOADERS: dict[str, Any] = {"locomo": locomo, "realmem": realmem, "madial": madial}
 
 
 @click.command(name="eval")  # added through register_commands
@@ -24,8 +28,8 @@ from .common import now_option
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
 @click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
-@click.option("--set", "eval_set", type=click.Choice(["locomo", "coding"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, or the coding-agent memory shipped with crib.")
-@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="coding: which prompts (tune on dev, report test).")
+@click.option("--set", "eval_set", type=click.Choice(["locomo", "coding", "realmem", "madial", "commits"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, the coding-agent memory shipped with crib, a public set read at run time (realmem: CRIB_REALMEM, madial: CRIB_MADIAL), or commits: silence on public commit subjects.")
+@click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="Which prompts or conversations (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
 @click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
 @click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
@@ -41,17 +45,24 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
     search hit@k per channel and latency on the coding-agent memory, per prompt kind.
     """
     with overriding("CRIB_JUDGE_MODEL", judge_model):
+        if eval_set == "commits":
+            click.echo(commits.run(split=split, cache_dir=cache, rebuild=rebuild).table(offenders=offenders))
+            return
         if eval_set == "coding":
             _eval_coding(cache, rebuild, split, json_out, offenders, cues, cue_model)
             return
-        path = data or locomo.default_data_path()
-        convs = locomo.load(path)[:conversations]
+        loader = CONVERSATIONAL_LOADERS[eval_set]
+        path = data or loader.default_data_path()
+        convs = splits.split_conversations(eval_set, loader.load(path), split)[:conversations]
         progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
         stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
         if db_url:
             stores = stores_on_server(stores, db_url, progress=progress)  # type: ignore[assignment]
-        locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions)
+        title = f"{CONVERSATIONAL[eval_set]} turn-level retrieval, {split} split"
+        locomo_report = locomo.evaluate(convs, stores, progress=progress, limit_questions=questions, title=title,
+                                        categories=loader.CATEGORIES)
         click.echo(locomo_report.table())
+
 
 
 def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, offenders: int, cues: bool,
