@@ -104,7 +104,7 @@ def recall_scopes(
     """Each existing store's recall for ``query`` (floors, no budget) and the best ``limit`` hits of
     all of them by fused score, project first on ties; every hit's entry carries its ``scope``.
 
-    :class:`~crib_plugin.errors.StoreError` when none of the stores asked for exists.
+    :class:`~crib_plugin.core.errors.StoreError` when none of the stores asked for exists.
     """
     names = SCOPES if scope == "all" else (scope,)
     existing = [n for n in names if scope_path(n, cwd).exists()]

@@ -20,10 +20,10 @@ falls back to the real embedder in this process: slower, never different. A chil
 deadline (``give_up_at``: a hook's budget; else :data:`DEADLINE`) is killed and the embedder is
 reported unavailable, so the other channels still answer in time. An embedder error the
 child reports (weights cannot be fetched, Ollama down, unknown model) is raised in the parent as
-the same :mod:`~crib_plugin.errors` class with the same message, so the vector channel reports it
+the same :mod:`~crib_plugin.core.errors` class with the same message, so the vector channel reports it
 exactly as it would have without the worker.
 
-``CRIB_PARALLEL`` (:mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork`` exists
+``CRIB_PARALLEL`` (:mod:`crib_plugin.core.config`): ``auto`` (the default: fork when ``os.fork`` exists
 and two or more CPUs are available to this process), ``1`` (whenever ``os.fork`` exists) or ``0``.
 On a store with a side index the worker also runs the k-NN search (:func:`search_ahead`).
 

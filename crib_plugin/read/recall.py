@@ -1,6 +1,6 @@
 """The read path: prompt → query → channels → fusion → (budget) → hits, with a report of each stage.
 
-``Memory.recall`` returns a :class:`~crib_plugin.records.Retrieval` carrying every channel's own
+``Memory.recall`` returns a :class:`~crib_plugin.core.records.Retrieval` carrying every channel's own
 ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why a memory was
 (or was not) injected.
 """
@@ -96,7 +96,7 @@ def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
 
 def _needs_embedding(memory: "Memory", name: str) -> bool:
     """Channels that wait for the query embedding run last: in a cold process it is still being
-    computed by the prefetch worker (:mod:`crib_plugin.prefetch`) while the others run."""
+    computed by the prefetch worker (:mod:`crib_plugin.read.prefetch`) while the others run."""
     return bool(getattr(memory.registry.channels[name], "needs_embedding", False))
 
 

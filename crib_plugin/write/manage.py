@@ -235,7 +235,7 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
 
 def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None = None) -> dict[str, Any]:
     """Say (or, with ``None`` or ``""``, stop saying) when entry ``entry_id`` should come back: its
-    recall cue (:mod:`crib_plugin.cues`), for a memory written without one or with one that missed.
+    recall cue (:mod:`crib_plugin.core.cues`), for a memory written without one or with one that missed.
 
     The cue is cleaned as on the write path, kept in the entry's metadata and embedded into the cue
     space; the entry's text is never touched. When the embedder is down the cue is still kept and

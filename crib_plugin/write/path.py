@@ -96,7 +96,7 @@ def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
 
 
 def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, list[Any] | None, str]:
-    """Vectors for ``items`` and for their recall cues (:mod:`crib_plugin.cues`; ``None`` at the
+    """Vectors for ``items`` and for their recall cues (:mod:`crib_plugin.core.cues`; ``None`` at the
     positions without one), or ``None, None`` with the reason when the embedder failed or overran.
 
     Content and cues go through the same model in the same budget: either both are stored or the

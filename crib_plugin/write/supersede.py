@@ -11,7 +11,7 @@ superseded memory ("MSRV is 1.74") could be injected alone, without its correcti
   ``correction`` or ``decision`` supersedes
 
   - every older entry whose facts its own facts closed (same subject and predicate, another
-    object — the fact consolidation rules of :mod:`crib_plugin.facts`), and
+    object — the fact consolidation rules of :mod:`crib_plugin.store.facts`), and
   - else the nearest older entry by vector when it restates the same subject (cosine ≥
     :data:`RESTATES_COSINE` and ≥ :data:`RESTATES_WORDS` shared content words): "atlas moved to
     Node 22" after "atlas pins Node 20";

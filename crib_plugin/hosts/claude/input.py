@@ -68,7 +68,7 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 def parse_hook_input(raw: str, event: str) -> HookInput:
     """Parse the hook's stdin. Plain text (not JSON) is taken as the prompt, for manual use.
 
-    The prompt is bounded (:func:`crib_plugin.limits.bound_prompt`): retrieval's cost does not grow
+    The prompt is bounded (:func:`crib_plugin.core.limits.bound_prompt`): retrieval's cost does not grow
     with it past ``MAX_PROMPT_CHARS``."""
     text = raw.strip()
     data: Any = None

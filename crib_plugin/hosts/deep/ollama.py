@@ -10,7 +10,7 @@ Three kinds of call, each one JSON-schema-constrained chat at temperature 0 with
 
 Every call reports the tokens it cost (Ollama's ``prompt_eval_count`` + ``eval_count``, else an
 estimate at four characters a token), which the loop charges to its budget
-(:mod:`crib_plugin.hosts.deep.loop`). A malformed reply is a :class:`~crib_plugin.errors.ModelError`.
+(:mod:`crib_plugin.hosts.deep.loop`). A malformed reply is a :class:`~crib_plugin.core.errors.ModelError`.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 
 def configured(name: str) -> Any:
-    """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
+    """A model setting (``embedding_model``…) from :func:`crib_plugin.core.config.get_settings`."""
     return getattr(get_settings(), name)
 
 

@@ -4,7 +4,7 @@ Where the seed matched entity names with ``LIKE '%kw%'``, this channel looks the
 words up in an index of entity-name words (exact, and by prefix for longer words), scores entities
 by how much of their name matched and how rare the matched words are, follows every current
 relation one hop from them, and adds a bonus for prompt words naming the predicate
-(:func:`crib_plugin.facts.match_facts`).
+(:func:`crib_plugin.store.facts.match_facts`).
 
 It returns two things: the scored current facts (``ChannelResult.facts``, rendered under
 ``## Known facts`` with their ``valid_from`` date and source entries), and the entries that stated

@@ -1,6 +1,6 @@
 """Per-entry relevance: each candidate carries its own evidence and is dropped below the cut.
 
-The relevance gate (:mod:`crib_plugin.relevance`) decides whether a prompt deserves *anything*.
+The relevance gate (:mod:`crib_plugin.read.gate.relevance`) decides whether a prompt deserves *anything*.
 Once it opened, the budget used to fill up to its 10-entry cap — on a coding-agent memory about
 one injected entry in five was relevant. Now every candidate must earn its place on its own:
 
@@ -122,7 +122,7 @@ def judge(
     """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate.
 
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
-    :func:`crib_plugin.specific.distinctive`); computed here when not given.
+    :func:`crib_plugin.read.gate.specific.distinctive`); computed here when not given.
     """
     hits = list(retrieval.hits)
     kind = prompt_kind(retrieval.query.text)

@@ -1,7 +1,7 @@
 """The judge stage: with a judge configured (``CRIB_JUDGE_MODEL``, or a plugin's by ``CRIB_JUDGE``),
 a model picks the block from the best few candidates (opt-in; "Ollama when it answers").
 
-The offline gate and per-entry cut (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`)
+The offline gate and per-entry cut (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`)
 decide from words and cosines. What they cannot see — that "install httpx" is about adding a
 Python package, that "review this PR" wants the user's review conventions — is what leaves hit
 rate on a coding agent's memory short of its target. A judge model can see it. It is shown the
@@ -12,7 +12,7 @@ injected.
 
 It fails open: no model, a model Ollama does not serve, an error, a malformed reply or no answer
 within ``CRIB_JUDGE_DEADLINE`` seconds — less inside a Claude Code hook when its own deadline
-comes sooner (:func:`crib_plugin.deadline.capped`) — keeps the offline block and adds a note that
+comes sooner (:func:`crib_plugin.core.deadline.capped`) — keeps the offline block and adds a note that
 ``--explain`` shows. The judge only reads the candidates; the block is still made of the stored
 entries, unchanged.
 """

@@ -7,7 +7,7 @@ gate asks, for the prompt as a whole, whether the best evidence is strong enough
 - **vector**: a cosine similarity reaches the embedder's *gate* (a calibrated value stored
   by ``crib calibrate`` under ``gate:<embedder key>``, else the shipped default) on a hit that is
   *distinctive* — it shares a specific term with the prompt or stands out of the prompt's crowd
-  (:mod:`crib_plugin.specific`): a prompt about one project resembles every memory of it; or
+  (:mod:`crib_plugin.read.gate.specific`): a prompt about one project resembles every memory of it; or
 - **full text**: the best of the top hits covers enough of the prompt — the IDF-weighted share of
   the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
 - **agreement**: one entry is above the vector floor *and* matched by full text
@@ -101,7 +101,7 @@ WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
-# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.channels.vectors, which
+# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.read.channels.vectors, which
 # scales the cue discount with it) carries them to other embedders.
 
 

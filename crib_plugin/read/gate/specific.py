@@ -15,7 +15,7 @@ A vector hit above the gate is **distinctive** when
   its memory is much nearer than the rest).
 
 Only a distinctive vector hit opens the relevance gate or counts as an entry's own evidence by its
-cosine alone (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`). The same holds for the
+cosine alone (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`). The same holds for the
 facts channel: a task's fact match ("atlas" and "web app" in "add a Spanish translation to the atlas
 web app") opens the gate only when a matched memory shares a specific term with the prompt
 (:func:`facts_bear`).
