@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import click
 
     from ..core.entry_types import EntryType
-    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from .contracts import MemoryLike  # the protocol: no import of the facade above
     from .session import ResponseStream, Session
 
 hookspec = pluggy.HookspecMarker("crib")
@@ -127,7 +127,7 @@ def on_prompt(prompt: str, session: "Session") -> str | None:
 
 @hookspec(firstresult=True)
 def on_store(
-    text: str, type: str | None, metadata: dict[str, Any], memory: "Memory", created_at: str | None
+    text: str, type: str | None, metadata: dict[str, Any], memory: "MemoryLike", created_at: str | None
 ) -> int | None:
     """Store an agent-initiated memory and return its entry id (``firstresult``: first non-None wins).
 

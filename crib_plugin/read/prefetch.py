@@ -49,7 +49,7 @@ from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_fini
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import Settings
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 __all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "search_ahead", "start", "DEADLINE"]
 
@@ -84,7 +84,7 @@ def fork_for(settings: "Settings", text: str) -> "Worker | None":
     return Worker.fork(text)
 
 
-def attach(worker: "Worker", memory: "Memory", *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
+def attach(worker: "Worker", memory: "MemoryLike", *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """Tell ``worker`` which embedder to run (``memory``'s) and return its stand-in.
 
     The factory travels by pickle, that is by reference to its module and name; a factory that
@@ -111,7 +111,7 @@ def search_ahead(store: Any, embedder: "PrefetchedEmbedder", tables: Sequence[st
             store.search_ahead(planned["table"], planned, lambda vector, table=planned["table"]: embedder.search_result(table, vector))
 
 
-def start(memory: "Memory", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
+def start(memory: "MemoryLike", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """:func:`fork_for` and :func:`attach` in one step, for callers that already hold a Memory."""
     worker = fork_for(memory.settings, text)
     return attach(worker, memory, give_up_at=give_up_at) if worker is not None else None

@@ -23,7 +23,7 @@ from ...plugins.hookspecs import hookimpl
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 
 class FactsChannel:
@@ -32,7 +32,7 @@ class FactsChannel:
     name = "facts"
     gate = "match"  # any floor-passing hit opens the relevance gate (a fact matched on two counts)
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         # deferred: store.facts and read.query load apsw and the text rules (12 % of `import numpy` beside the
         # SessionStart hook's modules); the channel registers before `crib retrieve` forks, and this runs after
         from ...store.facts import match_facts  # here, not at import: registration must stay cheap

@@ -27,7 +27,7 @@ from ...plugins.hookspecs import hookimpl
 from ...store.base_vectors import to_blob  # noqa: F401 - the channel's wire format, importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 
 class VectorChannel:
@@ -37,7 +37,7 @@ class VectorChannel:
     needs_embedding = True  # run after the other channels, so a prefetch worker has time to answer
     gate = "similarity"  # the relevance gate compares its top score with the store's calibrated gate
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         result = ChannelResult(channel=self.name)
         try:
             embedder = memory.embedder()
@@ -78,7 +78,7 @@ class VectorChannel:
         return result
 
 
-def nearest(memory: "Memory", table: str, vector: bytes, limit: int) -> list[tuple[int, float, bool]]:
+def nearest(memory: "MemoryLike", table: str, vector: bytes, limit: int) -> list[tuple[int, float, bool]]:
     """The ``limit`` entries nearest the prompt as ``(entry id, cosine, via its cue)``, best first.
 
     An entry with a recall cue (:mod:`crib_plugin.core.cues`) has a second vector in the cue space; its
