@@ -165,7 +165,7 @@ def run(
     cue_model: str | None = None,
 ) -> CodingReport:
     """Load the set (``data_dir``, default :data:`DATA_DIR`), build (or reuse) its store, evaluate ``split``.
-    ``cues=False`` stores the memories without their recall cues (:mod:`crib_plugin.cues`);
+    ``cues=False`` stores the memories without their recall cues (:mod:`crib_plugin.core.cues`);
     ``cue_model`` stores them without the set's cues and lets that Ollama model write each one
     (``CRIB_CUE_MODEL``, :mod:`crib_plugin.models.ollama.cue_writer`)."""
     from crib_plugin.core.config import overriding

@@ -1,6 +1,6 @@
 """The coding-agent evaluation set: its records, loading from JSONL, validation and fingerprint.
 
-Split from :mod:`crib_plugin.evaluation.coding` (which re-exports these names and runs the set).
+Split from :mod:`crib_eval.coding` (which re-exports these names and runs the set).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class CodingMemory:
     content: str
     supersedes: str | None = None
     when: str | None = None
-    """The recall cue the agent wrote with the memory (:mod:`crib_plugin.cues`). The set's cues were
+    """The recall cue the agent wrote with the memory (:mod:`crib_plugin.core.cues`). The set's cues were
     written blind — from each memory alone, as the skill asks, never looking at the prompts."""
 
     def record(self, entry_types: Sequence[str]) -> dict[str, Any]:

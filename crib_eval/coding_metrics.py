@@ -1,6 +1,6 @@
 """Per-prompt outcomes of the coding set and their summary: hit, recall, precision, staleness, percentiles.
 
-Split from :mod:`crib_plugin.evaluation.coding`, which re-exports these names.
+Split from :mod:`crib_eval.coding`, which re-exports these names.
 """
 
 from __future__ import annotations

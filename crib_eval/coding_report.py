@@ -1,6 +1,6 @@
 """The coding set's report: per-kind and per-channel tables for the terminal, and the JSON dump.
 
-Split from :mod:`crib_plugin.evaluation.coding`, which re-exports it.
+Split from :mod:`crib_eval.coding`, which re-exports it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Build (or reuse from the cache) the coding set's store, with the clock fixed to the set's "now".
 
-Split from :mod:`crib_plugin.evaluation.coding`, which re-exports these names.
+Split from :mod:`crib_eval.coding`, which re-exports these names.
 """
 
 from __future__ import annotations

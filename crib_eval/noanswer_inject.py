@@ -1,6 +1,6 @@
 """Open an evaluation store and record what one retrieval would inject (and through which channels).
 
-Split from :mod:`crib_plugin.evaluation.noanswer` (which re-exports these names); the coding set
+Split from :mod:`crib_eval.noanswer` (which re-exports these names); the coding set
 (:mod:`.coding`) uses the same helpers.
 """
 

@@ -1,6 +1,6 @@
 """Records of the no-answer set and the coding queries, and the targets a prompt can carry.
 
-Split from :mod:`crib_plugin.evaluation.noanswer` (loading, running), which re-exports them; the
+Split from :mod:`crib_eval.noanswer` (loading, running), which re-exports them; the
 reports in :mod:`.noanswer_report` use them too.
 """
 

@@ -1,6 +1,6 @@
 """Reports of the no-answer and coding-query runs: rates, per-kind tables for the terminal, JSON.
 
-Split from :mod:`crib_plugin.evaluation.noanswer` (which runs the sets and re-exports these names).
+Split from :mod:`crib_eval.noanswer` (which runs the sets and re-exports these names).
 """
 
 from __future__ import annotations

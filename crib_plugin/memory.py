@@ -103,7 +103,7 @@ class Memory:
 
         For cold per-prompt processes (``crib retrieve``, the prompt hook): call it once the
         prompt is known and before :meth:`recall`; ``worker`` is one already forked by
-        :func:`crib_plugin.prefetch.fork_for` before this Memory existed; ``give_up_at`` (a
+        :func:`crib_plugin.read.prefetch.fork_for` before this Memory existed; ``give_up_at`` (a
         ``time.perf_counter`` value) is when the vector channel stops waiting for it. Returns
         whether the worker is in use; when it is, :meth:`embedder` answers from it."""
         if self._embedder is not None or not self._embedding_needed():
@@ -256,7 +256,7 @@ class Memory:
         defer_vectors: bool = False,
     ) -> list[WriteReport]:
         """Store several entries (the import and benchmark path): all validated first, then
-        embedded and written batch by batch, one transaction each (:mod:`crib_plugin.writepath`).
+        embedded and written batch by batch, one transaction each (:mod:`crib_plugin.write.path`).
         ``on_progress(done, total)`` is called after each batch. ``audit`` is the action recorded
         per new entry in the audit table (``None``: the caller records one row for the batch, as
         import does)."""
@@ -343,14 +343,14 @@ class Memory:
     # -- maintenance -----------------------------------------------------------------------
 
     def forget(self, entry_id: int) -> bool:
-        """Delete an entry from every channel and index (:func:`crib_plugin.manage.forget`, audited).
+        """Delete an entry from every channel and index (:func:`crib_plugin.write.manage.forget`, audited).
         False if it did not exist."""
         # deferred: the write path, as in :meth:`write`
         from .write import operations
         return operations.forget(self, entry_id)
 
     def reindex(self, embedder: str | None = None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.maintenance.reindex`)."""
+        """Embed and extract what is pending, optionally switching ``embedder`` (:func:`crib_plugin.write.maintenance.reindex`)."""
         # deferred: the write path, as in :meth:`write`
         from .write import operations
         return operations.reindex(self, embedder, on_progress)

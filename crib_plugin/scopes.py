@@ -6,7 +6,7 @@ from the root see the same memories. Outside git it sits under the current direc
 ``CRIB_DB`` still names the project store outright.
 
 The global store lives in the user's data directory (``platformdirs``): preferences every project
-inherits. Retrieval reads the project store, then the global one (:mod:`crib_plugin.scoped`).
+inherits. Retrieval reads the project store, then the global one (:mod:`crib_plugin.hosts.scoped`).
 
 The repository root is found by reading ``.git`` files directly, not by running ``git``: this runs
 on the per-prompt path, where forking a process costs milliseconds, and it must work where git is

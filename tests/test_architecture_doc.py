@@ -46,3 +46,51 @@ def test_every_folder_and_top_level_module_is_described() -> None:
     undescribed = [f for f in folders if f"`{f}`" not in text and f"`{f.rsplit('/', 2)[-2]}/`" not in text]
     undescribed += [m for m in top_modules if m not in text]
     assert undescribed == [], f"ARCHITECTURE.md does not describe: {undescribed}"
+
+
+def layer_row(text: str, folder: str) -> str:
+    """The layer table's row for ``folder`` (``core/``, ``read/``…)."""
+    return next(line for line in text.splitlines() if line.startswith("| ") and f"| `{folder}` |" in line)
+
+
+def test_every_module_directly_in_a_layer_folder_is_named_in_its_row() -> None:
+    """Each layer row names the modules sitting directly in its folder (a glob such as
+    ``sqlite*.py`` or ``base*.py`` counts for the modules it matches)."""
+    text = DOC.read_text(encoding="utf-8")
+    unnamed = []
+    for folder in ("core", "text", "store", "models", "plugins", "write", "read", "output", "hosts"):
+        row = layer_row(text, f"{folder}/")
+        globs = [g.removesuffix(".py") for g in re.findall(r"`([\w*]+\*[\w*]*)(?:\.py)?`", row)]
+        for module in sorted(p.stem for p in (PACKAGE / folder).glob("*.py") if p.stem != "__init__"):
+            named = re.search(rf"`{module}(?:\.py)?[`(: ]", row) or any(re.fullmatch(g.replace("*", r"\w*"), module) for g in globs)
+            if not named:
+                unnamed.append(f"{folder}/{module}.py")
+    assert unnamed == [], f"ARCHITECTURE.md's layer table does not name: {unnamed}"
+
+
+def test_core_names_its_one_third_party_dependency() -> None:
+    """core/ imports only the standard library — and platformdirs (where a store and caches live)."""
+    import ast
+
+    imported: set[str] = set()
+    for path in (PACKAGE / "core").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+    third_party = sorted(imported - set(__import__("sys").stdlib_module_names) - {"__future__"})
+    row = layer_row(DOC.read_text(encoding="utf-8"), "core/")
+    assert third_party == ["platformdirs"] and "platformdirs" in row
+
+
+def test_the_channel_signature_is_the_hookspecs() -> None:
+    """The map's "A channel" recipe and the ``register_channels`` hookspec spell ``search`` as the
+    Channel protocol does."""
+    import inspect
+
+    from crib_plugin.plugins.hookspecs import register_channels
+    from crib_plugin.read.channels.base import Channel
+
+    spelled = f"search({', '.join(list(inspect.signature(Channel.search).parameters)[1:])})"
+    assert spelled in DOC.read_text(encoding="utf-8") and spelled in (register_channels.__doc__ or ""), spelled

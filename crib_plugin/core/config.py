@@ -22,8 +22,8 @@ when it exists, once per modification time. :func:`get_settings` memoises on the
 per-prompt path parses nothing twice. Nothing here imports more than the standard library, except
 ``platformdirs`` (a small pure-Python module) to locate the user file.
 
-The parsers and the :func:`setting` helper live in :mod:`crib_plugin.config_values`, the files and
-their TOML reading in :mod:`crib_plugin.config_files`; every name stays importable from here.
+The parsers and the :func:`setting` helper live in :mod:`crib_plugin.core.config_values`, the files and
+their TOML reading in :mod:`crib_plugin.core.config_files`; every name stays importable from here.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from .config_files import (  # noqa: F401  (re-exported: crib_plugin.config is the public path)
+from .config_files import (  # noqa: F401  (re-exported: crib_plugin.core.config is the public path)
     PROJECT_FILE,
     USER_FILE,
     project_config_file,
@@ -43,7 +43,7 @@ from .config_files import (  # noqa: F401  (re-exported: crib_plugin.config is t
     toml_raw,
     user_config_file,
 )
-from .config_values import (  # noqa: F401  (re-exported: crib_plugin.config is the public path)
+from .config_values import (  # noqa: F401  (re-exported: crib_plugin.core.config is the public path)
     CHANNEL_ALIASES,
     DEFAULT_BUDGET,
     DEFAULT_DB,

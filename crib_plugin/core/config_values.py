@@ -1,5 +1,5 @@
 """The value side of crib's settings: accepted spellings, one parser per type, and the
-:class:`Spec` / :func:`setting` declaration helpers :class:`crib_plugin.config.Settings` is built from.
+:class:`Spec` / :func:`setting` declaration helpers :class:`crib_plugin.core.config.Settings` is built from.
 
 A parser turns the raw string (an environment variable, or a TOML value rendered as one) into a
 value, or raises :class:`Invalid` whose message says what is accepted. Standard library only:
@@ -62,7 +62,7 @@ def lower(raw: str) -> str:
 
 def path(raw: str) -> Path:
     """A file path (``~`` expanded) — or, for a store, a ``postgresql://`` URL kept whole as a
-    :class:`~crib_plugin.dburl.ServerURL` (which stands where a store's ``Path`` stands)."""
+    :class:`~crib_plugin.core.dburl.ServerURL` (which stands where a store's ``Path`` stands)."""
     return as_location(raw)  # type: ignore[return-value]
 
 

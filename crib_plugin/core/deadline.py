@@ -11,7 +11,7 @@ The deadline counts from the **start of the process** (read from ``/proc`` where
 Python's own start-up is inside ``CRIB_HOOK_TIMEOUT``, not on top of it: the hook's wall time is
 the budget plus the time to exit (a few milliseconds).
 
-The child reads stdin itself (bounded, :data:`crib_plugin.limits.MAX_HOOK_STDIN_BYTES`), so a
+The child reads stdin itself (bounded, :data:`crib_plugin.core.limits.MAX_HOOK_STDIN_BYTES`), so a
 writer that never closes the pipe cannot hold the parent either. It answers with one JSON message
 — the line to print and the session record to keep — and the parent saves that record only once
 it is printing the answer: a timed-out answer is never remembered as injected.

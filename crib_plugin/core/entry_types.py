@@ -7,8 +7,8 @@ and SessionStart, which re-injects the *standing* types after a session starts, 
 or compacted.
 
 A plugin adds its own types through the ``register_types`` hook (see
-:func:`crib_plugin.hookspecs.register_types`); the built-ins are registered ``trylast`` from
-:mod:`crib_plugin.builtin_hooks`, so a plugin may also redefine a built-in's meaning.
+:func:`crib_plugin.plugins.hookspecs.register_types`); the built-ins are registered ``trylast`` from
+:mod:`crib_plugin.plugins.default_plugins.hooks`, so a plugin may also redefine a built-in's meaning.
 """
 
 from __future__ import annotations

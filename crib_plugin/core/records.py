@@ -23,7 +23,7 @@ class Entry:
     created_at: str  # ISO 8601, UTC, "YYYY-MM-DDTHH:MM:SSZ"
     metadata: dict[str, Any] = field(default_factory=dict)
     content_hash: str = ""
-    scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.scoped)
+    scope: str = ""  # "project" / "global" once a read merged both stores (crib_plugin.hosts.scoped)
     superseded_by: int | None = None  # set on injection when a later entry replaced this one
     project: str | None = None  # the repository it was written from (None: written before crib recorded it)
 

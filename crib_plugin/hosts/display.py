@@ -10,7 +10,7 @@ what the model sees are untouched.
 
 So a ``<memory-context>`` block the model echoes — split over several batches, the opening tag
 itself possibly cut in two — is removed from the screen by running
-:class:`crib_plugin.scrub.Scrubber` over the batches, with its state (an open block, a held-back
+:class:`crib_plugin.text.scrub.Scrubber` over the batches, with its state (an open block, a held-back
 partial tag) kept per ``message_id`` in a small JSON file between the processes:
 ``<database dir>/sessions/display/`` when that folder's parent exists (beside the per-session
 records), else ``display/`` in crib's cache directory. The file is deleted on the ``final`` batch,

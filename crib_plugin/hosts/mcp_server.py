@@ -23,7 +23,7 @@ tool               what it does                                  annotations
 Hostile input is refused with a tool error (``isError``), never a crash: arguments of the wrong type
 are rejected by the SDK's schema validation; text over :data:`MAX_TEXT_CHARS`, queries over
 :data:`MAX_QUERY_CHARS`, NUL characters and out-of-range numbers are refused here; any
-:class:`~crib_plugin.errors.CribError` becomes its one-line message; anything else is logged to
+:class:`~crib_plugin.core.errors.CribError` becomes its one-line message; anything else is logged to
 ``crib.log`` and reported as a failure without a traceback.
 
 This module is imported only by ``crib mcp``: nothing on the per-prompt path imports ``mcp``.

@@ -104,8 +104,8 @@ def recall_scopes(
     """Each existing store's recall for ``query`` (floors, no budget) and the best ``limit`` hits of
     all of them by fused score, project first on ties; every hit's entry carries its ``scope``.
 
-    :class:`~crib_plugin.errors.StoreMissing` when none of the stores asked for exists; any other
-    :class:`~crib_plugin.errors.StoreError` (a server that does not answer, a damaged file) as raised.
+    :class:`~crib_plugin.core.errors.StoreMissing` when none of the stores asked for exists; any other
+    :class:`~crib_plugin.core.errors.StoreError` (a server that does not answer, a damaged file) as raised.
     """
     names = SCOPES if scope == "all" else (scope,)
     existing = [n for n in names if scope_path(n, cwd).exists()]

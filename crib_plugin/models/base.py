@@ -77,9 +77,9 @@ class Candidate:
 
 class Judge(Protocol):
     """Picks, from a few candidate memories, those that bear on a prompt (``CRIB_JUDGE``,
-    :mod:`crib_plugin.judging`); reads them, never rewrites them. A judge may also have a ``depth``
+    :mod:`crib_plugin.read.gate.judging`); reads them, never rewrites them. A judge may also have a ``depth``
     attribute: how many candidates it wants to be shown (default
-    :data:`crib_plugin.judging.JUDGE_DEPTH`)."""
+    :data:`crib_plugin.read.gate.judging.JUDGE_DEPTH`)."""
 
     def pick(self, prompt: str, candidates: Sequence[Candidate]) -> list[int]:
         """The candidates (0-based) that bear on ``prompt``; ``[]`` when none does. Raises

@@ -13,7 +13,7 @@ calls — the embedder protocol already separates queries from stored entries.
 
 Nothing is imported or loaded until the first ``embed_*`` call; constructing the embedder only
 checks that the package is installed, so a store's identity (``e5:<model>:384``) is known at no
-cost and a missing extra is one clear :class:`~crib_plugin.errors.ModelUnavailable` line.
+cost and a missing extra is one clear :class:`~crib_plugin.core.errors.ModelUnavailable` line.
 """
 
 from __future__ import annotations

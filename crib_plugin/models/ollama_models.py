@@ -10,8 +10,8 @@ model for fact extraction and reranking without crib shipping any weights. Why t
 * **Fail fast, fail clean.** These models sit on the hook path, which has a wall-clock budget well under
   Claude Code's 30 s. Per-request timeouts are short (2 s for embedding and reranking by default) and
   every failure — connection refused, timeout, HTTP error, missing model, malformed reply, wrong
-  dimension — surfaces as :class:`~crib_plugin.errors.ModelUnavailable` (cannot reach / no such model)
-  or :class:`~crib_plugin.errors.ModelError` (reached, but the answer is unusable), each with a one-line
+  dimension — surfaces as :class:`~crib_plugin.core.errors.ModelUnavailable` (cannot reach / no such model)
+  or :class:`~crib_plugin.core.errors.ModelError` (reached, but the answer is unusable), each with a one-line
   message and no chained httpx traceback.
 * **Cheap to import.** ``import ollama`` costs about half a second (pydantic + httpx), so it happens
   lazily on the first request, and :func:`probe_ollama` uses only the standard library.

@@ -182,7 +182,7 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True,
 
     Raises ModelUnavailable (a ModelError; one line, saying what to do) when the weights cannot
     be had, including when fetched weights fail the hash check (they are deleted).
-    ``on_progress(done, total)`` follows the download in bytes (:mod:`crib_plugin.progress`); pip,
+    ``on_progress(done, total)`` follows the download in bytes (:mod:`crib_plugin.hosts.progress`); pip,
     when it fetches, draws its own bar instead (it is given the terminal).
     """
     target = model_dir(cache_dir)

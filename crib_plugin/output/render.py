@@ -7,7 +7,7 @@ editable install find them the same way). A user overrides a template by putting
 Stored text can never open or close the fence: every memory tag inside content is neutralised
 here, before any template sees it. Nor is a secret ever re-injected verbatim: content stored
 before redaction existed, or by another tool, passes crib's redaction rules again here
-(:func:`crib_plugin.redact.redact_for_render`).
+(:func:`crib_plugin.text.redact.redact_for_render`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def render_block(
     """The block for these entries, facts and pointers, or ``""`` when there is nothing to show.
 
     Entries are shown newest first (ties: larger id first), as the original crib did. Templates
-    also get ``types``: the type table (:mod:`crib_plugin.entry_types`; ``types`` when given, a
+    also get ``types``: the type table (:mod:`crib_plugin.core.entry_types`; ``types`` when given, a
     registry's, else crib's own), so a template can write ``{{ types[e.type].meaning }}``.
     ``pointers`` (:mod:`crib_plugin.read.pointers`) follow the entries in their own (best-first) order,
     under ``pointer_heading``, each cut to ``pointer_chars`` (default

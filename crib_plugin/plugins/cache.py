@@ -47,7 +47,7 @@ CachedEntryPoint = tuple[str, str, str | None, str | None]
 
 
 def plugin_cache_dir() -> str:
-    """Where the entry-point cache lives: :func:`crib_plugin.config.cache_dir`."""
+    """Where the entry-point cache lives: :func:`crib_plugin.core.config.cache_dir`."""
     return str(cache_dir())
 
 

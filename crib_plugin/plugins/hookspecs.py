@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import click
 
     from ..core.entry_types import EntryType
-    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from .contracts import MemoryLike  # the protocol: no import of the facade above
     from .session import ResponseStream, Session
 
 hookspec = pluggy.HookspecMarker("crib")
@@ -38,8 +38,8 @@ hookimpl = pluggy.HookimplMarker("crib")
 def register_channels(register: Callable[[Any], None]) -> None:
     """Register retrieval channels: ``register(channel)``.
 
-    A channel has a ``name`` and ``search(ctx, query, limit) -> ChannelResult`` (see
-    ``crib_plugin.channels.base.Channel``). Called once per plugin manager; every implementation
+    A channel has a ``name`` and ``search(memory, query, limit) -> ChannelResult`` (see
+    ``crib_plugin.read.channels.base.Channel``). Called once per plugin manager; every implementation
     runs. A channel whose name is already registered is ignored (first wins).
     """
 
@@ -92,7 +92,7 @@ def register_judges(register: Callable[[str, Callable[[], Any]], None]) -> None:
 def register_types(register: Callable[["EntryType"], None]) -> None:
     """Register kinds of memory: ``register(EntryType(name, meaning, standing=False))``.
 
-    :param register: call it once per type with a :class:`crib_plugin.entry_types.EntryType` —
+    :param register: call it once per type with a :class:`crib_plugin.core.entry_types.EntryType` —
         ``name`` (lowercase, the value of ``crib write --type`` and of the MCP ``remember`` tool's
         ``type``), ``meaning`` (one line telling an agent when to use it; shown by the CLI help, the
         MCP tool description and SessionStart) and ``standing`` (True: re-injected at every
@@ -120,19 +120,19 @@ def on_prompt(prompt: str, session: "Session") -> str | None:
     ``session.injected`` holds entry ids already injected in this session, so an implementation
     can avoid repeating itself. Must not raise: a failing implementation should return ``None``.
     Hosts: ``crib retrieve``, the Claude Code prompt hook (and, for plugins, the session-start hook),
-    and any agent loop; the other :class:`~crib_plugin.session.Session` fields say how crib's own
+    and any agent loop; the other :class:`~crib_plugin.plugins.session.Session` fields say how crib's own
     implementation should answer (template, cap, prefetch worker).
     """
 
 
 @hookspec(firstresult=True)
 def on_store(
-    text: str, type: str | None, metadata: dict[str, Any], memory: "Memory", created_at: str | None
+    text: str, type: str | None, metadata: dict[str, Any], memory: "MemoryLike", created_at: str | None
 ) -> int | None:
     """Store an agent-initiated memory and return its entry id (``firstresult``: first non-None wins).
 
     ``type`` None means "from a leading ``type=WORD``, else note"; ``created_at`` None means now.
-    ``metadata`` may hold ``when``, the memory's recall cue (:mod:`crib_plugin.cues`: the situations
+    ``metadata`` may hold ``when``, the memory's recall cue (:mod:`crib_plugin.core.cues`: the situations
     in which it should come back; ``crib write --when``). The built-in implementation strips
     injected memory blocks from ``text`` first, so recalled memory is never stored again as new
     memory. ``crib write`` calls this hook.

@@ -10,7 +10,7 @@ from ..text.scrub import Scrubber
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Retrieval
     from ..text.scrub import Scrubber
-    from .contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from .contracts import MemoryLike  # the protocol: no import of the facade above
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Session:
     ``retrieval``, ``block`` and ``error``, so a host can explain or log what happened.
     """
 
-    memory: "Memory"
+    memory: "MemoryLike"
     id: str = ""
     injected: set[int] = field(default_factory=set)
     budget: int | None = None  # characters; None → the memory's configured budget

@@ -1,6 +1,6 @@
 """The entry types known to this process: the built-ins plus what plugins registered.
 
-Above :mod:`crib_plugin.entry_types` (a leaf the data path reads) and :mod:`crib_plugin.plugins`
+Above :mod:`crib_plugin.core.entry_types` (a leaf the data path reads) and :mod:`crib_plugin.plugins`
 (which loads the plugins that register types), so the table never imports the plugin manager.
 """
 

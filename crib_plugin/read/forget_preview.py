@@ -10,7 +10,7 @@ from ..write.manage import entry_data
 from .query import prepare
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike
 
 
 def mentions(content: str, words: Sequence[str]) -> bool:
@@ -19,7 +19,7 @@ def mentions(content: str, words: Sequence[str]) -> bool:
     return any(word[: max(4, len(word) - 3)] in text if len(word) > 4 else word in text for word in words)
 
 
-def preview_forget(memory: "Memory", query: str, limit: int = 20) -> list[dict[str, Any]]:
+def preview_forget(memory: "MemoryLike", query: str, limit: int = 20) -> list[dict[str, Any]]:
     """The entries ``forget --query`` would remove: the channels' hits for ``query`` whose own text
     contains one of its words. A neighbour found only through its thread's context, or a vector
     that is merely close, is not offered for deletion."""

@@ -41,7 +41,7 @@ from .channels.vectors import crowd_level
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike
 
 __all__ = ["MAX_POINTERS", "SNIPPET_CHARS", "POINTER_OVERHEAD", "choose_pointers", "merge_pointers", "pointer_cost", "snippet"]
 
@@ -55,7 +55,7 @@ the vector 77 % against 65 % of the fused)."""
 MAYBE_MARGIN = CROWD_MARGIN
 """How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
 when no entry is shown: the margin that makes a cosine distinctive at the gate."""
-def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
+def _maybe_gate(memory: "MemoryLike", retrieval: Retrieval) -> int | None:
     """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
@@ -74,7 +74,7 @@ def _maybe_gate(memory: "Memory", retrieval: Retrieval) -> int | None:
 
 
 def choose_pointers(
-    memory: "Memory",
+    memory: "MemoryLike",
     retrieval: Retrieval,
     pool: Sequence[Hit],
     *,
@@ -127,7 +127,7 @@ channel reaches paraphrases the fusion ranks low, full text the exact words it r
 test: one prompt more than the fused and vector rankings alone, at the same eight slots)."""
 
 
-def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: set[int], depth: int) -> list[tuple[Hit, str]]:
+def _by_rank(memory: "MemoryLike", retrieval: Retrieval, fused: list[Hit], skipped: set[int], depth: int) -> list[tuple[Hit, str]]:
     """The fused ranking's and each of :data:`RANKINGS`' first ``depth`` candidates, in turn — each
     ranking's next memory not taken yet, fused first — each once, with why. A channel's candidate the fusion ranked too carries its
     fused hit; one it left out (below a floor) carries the score of the fused candidate at its rank,
@@ -165,7 +165,7 @@ def _by_rank(memory: "Memory", retrieval: Retrieval, fused: list[Hit], skipped: 
     return out
 
 
-def _current(memory: "Memory", retrieval: Retrieval, hits: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
+def _current(memory: "MemoryLike", retrieval: Retrieval, hits: list[tuple[Hit, str]]) -> list[tuple[Hit, str]]:
     """``hits`` with every superseded entry replaced by its newest successor (a pointer never leads
     to a belief that was replaced without what replaced it)."""
     if not hits:

@@ -20,10 +20,10 @@ falls back to the real embedder in this process: slower, never different. A chil
 deadline (``give_up_at``: a hook's budget; else :data:`DEADLINE`) is killed and the embedder is
 reported unavailable, so the other channels still answer in time. An embedder error the
 child reports (weights cannot be fetched, Ollama down, unknown model) is raised in the parent as
-the same :mod:`~crib_plugin.errors` class with the same message, so the vector channel reports it
+the same :mod:`~crib_plugin.core.errors` class with the same message, so the vector channel reports it
 exactly as it would have without the worker.
 
-``CRIB_PARALLEL`` (:mod:`crib_plugin.config`): ``auto`` (the default: fork when ``os.fork`` exists
+``CRIB_PARALLEL`` (:mod:`crib_plugin.core.config`): ``auto`` (the default: fork when ``os.fork`` exists
 and two or more CPUs are available to this process), ``1`` (whenever ``os.fork`` exists) or ``0``.
 On a store with a side index the worker also runs the k-NN search (:func:`search_ahead`).
 
@@ -49,7 +49,7 @@ from .prefetch_fork import DEADLINE, child_main, detach, fork_quietly, reap_fini
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import Settings
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 __all__ = ["PrefetchedEmbedder", "Worker", "attach", "enabled", "fork_for", "reap_finished", "search_ahead", "start", "DEADLINE"]
 
@@ -84,7 +84,7 @@ def fork_for(settings: "Settings", text: str) -> "Worker | None":
     return Worker.fork(text)
 
 
-def attach(worker: "Worker", memory: "Memory", *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
+def attach(worker: "Worker", memory: "MemoryLike", *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """Tell ``worker`` which embedder to run (``memory``'s) and return its stand-in.
 
     The factory travels by pickle, that is by reference to its module and name; a factory that
@@ -111,7 +111,7 @@ def search_ahead(store: Any, embedder: "PrefetchedEmbedder", tables: Sequence[st
             store.search_ahead(planned["table"], planned, lambda vector, table=planned["table"]: embedder.search_result(table, vector))
 
 
-def start(memory: "Memory", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
+def start(memory: "MemoryLike", text: str, *, give_up_at: float | None = None) -> "PrefetchedEmbedder | None":
     """:func:`fork_for` and :func:`attach` in one step, for callers that already hold a Memory."""
     worker = fork_for(memory.settings, text)
     return attach(worker, memory, give_up_at=give_up_at) if worker is not None else None

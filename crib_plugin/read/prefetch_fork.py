@@ -4,8 +4,8 @@ The request pipe carries up to two frames from the parent: the pickled embedder 
 (optionally) the side-index searches it hands over (:mod:`crib_plugin.store.vector_index_ahead`);
 the answer pipe up to three messages: the embedder's identity, the vector, the searches' rankings.
 
-:mod:`crib_plugin.prefetch` drives it from the parent (:class:`~crib_plugin.prefetch.Worker`,
-:class:`~crib_plugin.prefetch.PrefetchedEmbedder`); this module holds what runs in the child and the
+:mod:`crib_plugin.read.prefetch` drives it from the parent (:class:`~crib_plugin.read.prefetch.Worker`,
+:class:`~crib_plugin.read.prefetch.PrefetchedEmbedder`); this module holds what runs in the child and the
 bookkeeping of finished children (:func:`reap_finished`). Nothing here imports numpy at module level.
 """
 

@@ -1,6 +1,6 @@
 """The read path: prompt → query → channels → fusion → (budget) → hits, with a report of each stage.
 
-``Memory.recall`` returns a :class:`~crib_plugin.records.Retrieval` carrying every channel's own
+``Memory.recall`` returns a :class:`~crib_plugin.core.records.Retrieval` carrying every channel's own
 ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why a memory was
 (or was not) injected.
 """
@@ -21,12 +21,12 @@ from .rerank import MMR_DEPTH
 from .temporal import adjust_hits
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 CANDIDATES = 50  # how deep each channel ranks before fusion
 
 
-def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
+def run_channel(memory: "MemoryLike", name: str, query, limit: int) -> ChannelResult:  # type: ignore[no-untyped-def]
     """Run one channel; a failure becomes ``ran=False`` with its reason — except a store that
     stopped answering (:class:`StoreUnavailable`), which would otherwise read as "nothing matched"."""
     channel = memory.registry.channels[name]
@@ -44,7 +44,7 @@ def run_channel(memory: "Memory", name: str, query, limit: int) -> ChannelResult
     return result
 
 
-def select_channels(memory: "Memory", names: Sequence[str] | None) -> list[str]:
+def select_channels(memory: "MemoryLike", names: Sequence[str] | None) -> list[str]:
     names = list(names or memory.settings.channels or memory.registry.channels)
     unknown = [n for n in names if n not in memory.registry.channels]
     if unknown:
@@ -54,7 +54,7 @@ def select_channels(memory: "Memory", names: Sequence[str] | None) -> list[str]:
 
 
 def recall(
-    memory: "Memory",
+    memory: "MemoryLike",
     text: str,
     *,
     channels: Sequence[str] | None = None,
@@ -97,13 +97,13 @@ def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
     return list(pool)
 
 
-def _needs_embedding(memory: "Memory", name: str) -> bool:
+def _needs_embedding(memory: "MemoryLike", name: str) -> bool:
     """Channels that wait for the query embedding run last: in a cold process it is still being
-    computed by the prefetch worker (:mod:`crib_plugin.prefetch`) while the others run."""
+    computed by the prefetch worker (:mod:`crib_plugin.read.prefetch`) while the others run."""
     return bool(getattr(memory.registry.channels[name], "needs_embedding", False))
 
 
-def assemble(memory: "Memory", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
+def assemble(memory: "MemoryLike", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
     """Fuse the channel results already in ``retrieval`` into hits and facts (in place).
 
     ``only`` restricts fusion to some of the channels that ran — the evaluation uses it to score

@@ -41,7 +41,7 @@ from .fusion import fit_budget
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 __all__ = [
     "rerank_candidates",
@@ -112,7 +112,7 @@ def _deadline() -> float:
     return capped(float(get_settings().rerank_deadline))
 
 
-def _model_reranker(memory: "Memory", name: str, report: RerankReport) -> Any | None:
+def _model_reranker(memory: "MemoryLike", name: str, report: RerankReport) -> Any | None:
     """The model reranker to use, or None (with a note) when it is not available right now."""
     if name == "ollama":
         # deferred: the Ollama probe (socket, ≈ 6 ms with -X importtime), only when CRIB_RERANKER=ollama:
@@ -186,7 +186,7 @@ def model_order(reranker: Any, query: str, hits: list["Hit"], report: RerankRepo
 # -- the offline path ------------------------------------------------------------------------------
 
 
-def _stored_similarities(memory: "Memory", ids: Sequence[int]) -> tuple[dict[int, int], list[list[float]]]:
+def _stored_similarities(memory: "MemoryLike", ids: Sequence[int]) -> tuple[dict[int, int], list[list[float]]]:
     """Cosine similarities of the stored vectors of ``ids`` in the store's active space.
 
     Returns ``(position, sims)``: each id that has a vector maps to its row in ``sims``
@@ -215,7 +215,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def similarity_matrix(memory: "Memory | None", hits: Sequence["Hit"]) -> tuple[list[list[float]], str]:
+def similarity_matrix(memory: "MemoryLike | None", hits: Sequence["Hit"]) -> tuple[list[list[float]], str]:
     """Pairwise similarity of ``hits``: vector cosine where both have stored vectors, else word Jaccard.
 
     A plain ``n × n`` list of lists (``sims[i][j]``; 1.0 on the diagonal) and its kind:
@@ -327,7 +327,7 @@ def mmr_order(
 
 
 def rerank_candidates(
-    memory: "Memory",
+    memory: "MemoryLike",
     retrieval: "Retrieval",
     budget: int,
     max_items: int | None,

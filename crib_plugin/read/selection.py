@@ -36,7 +36,7 @@ def select(
 ) -> Retrieval:
     """Cut a retrieval to what fits the character budget (best first); record what was dropped.
 
-    ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.evidence`) and the pointers
+    ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.read.gate.evidence`) and the pointers
     below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
     session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
     """
@@ -74,7 +74,7 @@ def select(
 
 
 def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
-    """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.evidence`)."""
+    """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.read.gate.evidence`)."""
     gate = decision.vector_gate
     floor = None
     if gate is not None:

@@ -4,9 +4,9 @@ crib's code above ``store/`` talks to a :class:`Store` and never runs SQL (a tes
 The SQLite backend (:class:`~crib_plugin.store.sqlite.SQLiteStore`) implements it; a PostgreSQL
 backend implements the same methods and runs the same contract suite
 (``tests/store_contract.py``). What crosses the contract is plain Python: ints, strings,
-floats, little-endian float32 ``bytes`` for vectors, :class:`~crib_plugin.records.Entry` and the
+floats, little-endian float32 ``bytes`` for vectors, :class:`~crib_plugin.core.records.Entry` and the
 rows of :mod:`.records` — no driver types, no backend-specific row shapes. Errors are
-:class:`~crib_plugin.errors.StoreError` subclasses.
+:class:`~crib_plugin.core.errors.StoreError` subclasses.
 
 The contract is split by concern, one protocol per module, and composed here:
 

@@ -3,7 +3,7 @@
 Entities (a normalised ``name`` key, a display name, and their words), relations between two
 entities with a validity interval (``valid_from`` … ``valid_until``, open while current) and a
 ``superseded_by`` pointer, and the entries each relation was stated by. The *rules* (what
-supersedes what) live in ``crib_plugin.facts``; a backend only provides these primitives.
+supersedes what) live in ``crib_plugin.store.facts``; a backend only provides these primitives.
 Call the writing ones inside :meth:`~crib_plugin.store.base.Store.transaction`.
 """
 

@@ -7,7 +7,7 @@ which scans every row. Here each entry that holds CJK text gets one row of space
 tokens: every CJK character (unigram), every pair of adjacent CJK characters (bigram), and the
 Latin words glued to CJK text ("使用SQLite作为" → ``sqlite``). unicode61 makes each of them one
 token, so a one- or two-character term is an ordinary indexed lookup ranked by BM25, and a long
-prompt run is searched as its OR-ed bigrams (:func:`crib_plugin.query.cjk_grams`).
+prompt run is searched as its OR-ed bigrams (:func:`crib_plugin.read.query.cjk_grams`).
 
 The table is contentless (``content=''``, ``contentless_delete=1``, SQLite ≥ 3.43 — apsw ≥ 3.45 is
 required anyway): it costs only its index, never a second copy of the text. Grams are computed in
@@ -91,7 +91,7 @@ def backfill(db: Executor) -> int:
 
 
 def search(db: Executor, expression: str, limit: int) -> list[tuple[int, float]]:
-    """Entries matching a gram expression (:func:`crib_plugin.query.gram_expression`), best first.
+    """Entries matching a gram expression (:func:`crib_plugin.read.query.gram_expression`), best first.
 
     BM25 is negated so higher is better, like every other channel score.
     """

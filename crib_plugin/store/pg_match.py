@@ -1,12 +1,12 @@
 """FTS5 ``MATCH`` expressions, as crib's channels write them, turned into PostgreSQL ``tsquery`` SQL.
 
-The contract passes full-text queries in FTS5 syntax (:mod:`crib_plugin.query` builds them): quoted
+The contract passes full-text queries in FTS5 syntax (:mod:`crib_plugin.text.terms` builds them): quoted
 strings (inner quotes doubled), bare words, ``OR``, ``AND``, ``NOT``, parentheses, and adjacency
 meaning AND. This module parses that subset and writes the equivalent ``tsquery`` expression, each
 string going through ``phraseto_tsquery`` (so a quoted phrase stays a phrase and every word is
 stemmed by the same configuration the index uses). User text never becomes SQL: every string is a
 bound parameter. A malformed expression (an unterminated quote, a dangling operator, unbalanced
-parentheses) raises :class:`~crib_plugin.errors.StoreError`, as FTS5 does.
+parentheses) raises :class:`~crib_plugin.core.errors.StoreError`, as FTS5 does.
 """
 
 from __future__ import annotations

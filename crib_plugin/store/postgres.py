@@ -18,8 +18,8 @@ How it differs from the SQLite store, and why:
   in different orders would deadlock.
 - A read-only store (``readonly=True``) refuses writes before sending them and runs its session
   read-only (``default_transaction_read_only``), so a read role's mistakes cannot write either.
-- Errors become :class:`~crib_plugin.errors.StoreError` subclasses whose messages show the URL
-  masked (:mod:`crib_plugin.dburl`): a password is never printed.
+- Errors become :class:`~crib_plugin.core.errors.StoreError` subclasses whose messages show the URL
+  masked (:mod:`crib_plugin.core.dburl`): a password is never printed.
 
 The shared mixins (facts, queue, settings/audit/listing) run here unchanged: their SQL is the
 dialect both share, with ``?`` placeholders that :meth:`execute` turns into psycopg's ``%s``.

@@ -8,7 +8,7 @@ Every write is one transaction that takes the write lock up front (``BEGIN IMMED
 database runs in WAL mode, and a busy handler with jittered backoff waits for another writer's lock
 (``CRIB_BUSY_TIMEOUT``), so several agents can share one file. Read commands open the file
 read-only (:func:`open_store` with ``readonly=True``): they never create, migrate or convert it.
-Damaged files raise one :class:`~crib_plugin.errors.StoreError` subclass naming the cause.
+Damaged files raise one :class:`~crib_plugin.core.errors.StoreError` subclass naming the cause.
 """
 
 from __future__ import annotations

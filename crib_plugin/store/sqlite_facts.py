@@ -3,7 +3,7 @@
 A mixin of both backends (:class:`~crib_plugin.store.sqlite.SQLiteStore` and
 :class:`~crib_plugin.store.postgres.PostgresStore`): its statements are written in the SQL both
 dialects share, with ``?`` placeholders and ``ON CONFLICT DO NOTHING``; the store class supplies
-``execute`` and ``_insert_id``. ``crib_plugin.facts`` decides *what*
+``execute`` and ``_insert_id``. ``crib_plugin.store.facts`` decides *what*
 to record (normalisation, consolidation rules, matching and scoring); this module only reads and
 writes rows, through the named methods of :class:`~crib_plugin.store.base.Store`, so a PostgreSQL
 backend can provide the same primitives.

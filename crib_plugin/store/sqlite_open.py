@@ -1,7 +1,7 @@
 """Opening SQLite connections and naming what is wrong with a file.
 
 The busy handler (jittered backoff up to ``CRIB_BUSY_TIMEOUT``), the damage detection that turns
-apsw errors and bad headers into one :class:`~crib_plugin.errors.StoreError` subclass, the
+apsw errors and bad headers into one :class:`~crib_plugin.core.errors.StoreError` subclass, the
 read-only fallback to ``immutable=1``, and the capability probe for ``crib doctor``. The store
 class and :func:`~crib_plugin.store.sqlite.open_store` build on these.
 """

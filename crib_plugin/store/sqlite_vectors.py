@@ -210,7 +210,7 @@ class VectorsMixin:
         """Read the vectors of ``ids`` now, for the next :meth:`stored_vectors` call only.
 
         A cold ``crib retrieve`` calls it while its prefetch worker is still embedding the prompt
-        (:mod:`crib_plugin.prefetch`), for the full-text and fact hits the reranker will compare.
+        (:mod:`crib_plugin.read.prefetch`), for the full-text and fact hits the reranker will compare.
         """
         blobs = self.stored_vectors(table, ids)
         self._vectors_ahead = (table, blobs)

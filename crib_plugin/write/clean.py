@@ -1,11 +1,11 @@
 """The write path's first step: turn raw agent text into clean entry fields.
 
 - ``type=WORD`` at the start picks the entry type (note, decision, correction, error, preference, or a
-  type a plugin registered — see :mod:`crib_plugin.entry_types`);
+  type a plugin registered — see :mod:`crib_plugin.core.entry_types`);
 - injected memory blocks are stripped, so recalled memory is never stored again as new memory;
 - secrets (API keys, tokens, passwords, private keys, …) are redacted before anything is stored
-  (:mod:`crib_plugin.redact`);
-- a recall cue (metadata ``when``, :mod:`crib_plugin.cues`) is put on one line, bounded and redacted.
+  (:mod:`crib_plugin.text.redact`);
+- a recall cue (metadata ``when``, :mod:`crib_plugin.core.cues`) is put on one line, bounded and redacted.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class ParsedWrite:
 
 def redact_secrets(text: str) -> str:
     """Replace credentials with ``[REDACTED:KIND]``, keeping the words around them
-    (:func:`crib_plugin.redact.redact`: crib's rules plus detect-secrets' plugins)."""
+    (:func:`crib_plugin.text.redact.redact`: crib's rules plus detect-secrets' plugins)."""
     return redact(text)
 
 
@@ -83,7 +83,7 @@ def clean_cue(value: Any) -> str | None:
 
 
 def with_clean_cue(metadata: dict[str, Any]) -> dict[str, Any]:
-    """``metadata`` validated (:func:`crib_plugin.limits.check_metadata`) with its cue cleaned;
+    """``metadata`` validated (:func:`crib_plugin.core.limits.check_metadata`) with its cue cleaned;
     the cue key is dropped when the cue is empty. The caller's dict is not changed."""
     check_metadata(metadata)
     if CUE_KEY not in metadata:

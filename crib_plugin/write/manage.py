@@ -28,7 +28,7 @@ from .clean import clean_cue
 from .cue_model import cue_writer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
     from ..store.base import Store
     from ..store.records import EntryVersion
 
@@ -43,7 +43,7 @@ def record_audit(store: Store, action: str, entry_id: int | None = None, **detai
     store.record_audit(action, entry_id, authored(detail))
 
 
-def audit_log(memory: "Memory", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:
+def audit_log(memory: "MemoryLike", limit: int = 50, entry_id: int | None = None) -> list[dict[str, Any]]:
     """Audit rows, newest first (optionally only those about ``entry_id``)."""
     return [
         {"id": r.id, "at": r.at, "action": r.action, "entry_id": r.entry_id, "detail": r.detail}
@@ -75,7 +75,7 @@ def _bound(value: str | None, *, end: bool) -> str | None:
 
 
 def list_entries(
-    memory: "Memory",
+    memory: "MemoryLike",
     *,
     types: Sequence[str] = (),
     since: str | None = None,
@@ -91,14 +91,14 @@ def list_entries(
     return [_row_json(v) for v in versions]
 
 
-def entry_data(memory: "Memory", entry_id: int) -> dict[str, Any]:
+def entry_data(memory: "MemoryLike", entry_id: int) -> dict[str, Any]:
     version = memory.store.entry_version(entry_id)
     if version is None:
         raise InputError(f"no entry with id {entry_id}")
     return _row_json(version)
 
 
-def history(memory: "Memory", entry_id: int) -> list[dict[str, Any]]:
+def history(memory: "MemoryLike", entry_id: int) -> list[dict[str, Any]]:
     """The supersession chain through ``entry_id``, oldest first (the newest text last)."""
     store = memory.store
     chain = [entry_data(memory, entry_id)]
@@ -119,7 +119,7 @@ def history(memory: "Memory", entry_id: int) -> list[dict[str, Any]]:
     return chain
 
 
-def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
+def show_entry(memory: "MemoryLike", entry_id: int) -> dict[str, Any]:
     """One entry with its facts, where it came from, its correction history and its audit rows.
 
     ``history`` is oldest → newest; ``current`` is the id whose text stands now (the newest).
@@ -139,7 +139,7 @@ def show_entry(memory: "Memory", entry_id: int) -> dict[str, Any]:
     }
 
 
-def stats(memory: "Memory") -> dict[str, Any]:
+def stats(memory: "MemoryLike") -> dict[str, Any]:
     """Counts that say what the store holds (JSON-ready)."""
     store = memory.store
     counts = store.counts()
@@ -175,7 +175,7 @@ def _fingerprint(entry: Entry) -> dict[str, Any]:
     return {"type": entry.type, "content_hash": entry.content_hash, "created_at": entry.created_at}
 
 
-def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget") -> list[int]:
+def forget(memory: "MemoryLike", entry_ids: Sequence[int], *, reason: str = "forget") -> list[int]:
     """Remove entries from every channel and index; returns the ids that existed and are gone.
 
     Gone means: the entry row, its full-text, trigram and CJK index rows (their segments merged so
@@ -209,7 +209,7 @@ def forget(memory: "Memory", entry_ids: Sequence[int], *, reason: str = "forget"
 # -- correcting ---------------------------------------------------------------------------------
 
 
-def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None = None) -> int:
+def correct(memory: "MemoryLike", entry_id: int, new_text: str, *, type: str | None = None) -> int:
     """Store ``new_text`` as the entry that supersedes ``entry_id``; the old one is kept.
 
     The new entry is a ``correction`` (unless ``type`` says otherwise) whose metadata names the
@@ -233,9 +233,9 @@ def correct(memory: "Memory", entry_id: int, new_text: str, *, type: str | None 
     return new_id
 
 
-def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None = None) -> dict[str, Any]:
+def set_cue(memory: "MemoryLike", entry_id: int, cue: str | None, *, by: str | None = None) -> dict[str, Any]:
     """Say (or, with ``None`` or ``""``, stop saying) when entry ``entry_id`` should come back: its
-    recall cue (:mod:`crib_plugin.cues`), for a memory written without one or with one that missed.
+    recall cue (:mod:`crib_plugin.core.cues`), for a memory written without one or with one that missed.
 
     The cue is cleaned as on the write path, kept in the entry's metadata and embedded into the cue
     space; the entry's text is never touched. When the embedder is down the cue is still kept and
@@ -266,7 +266,7 @@ def set_cue(memory: "Memory", entry_id: int, cue: str | None, *, by: str | None 
     return {"id": entry_id, "when": cleaned, "embedded": vectors is not None}
 
 
-def write_missing_cues(memory: "Memory", model: str, on_progress: Any = None) -> dict[str, int]:
+def write_missing_cues(memory: "MemoryLike", model: str, on_progress: Any = None) -> dict[str, int]:
     """Let the cue model (:mod:`crib_plugin.models.ollama.cue_writer`) write the recall cue of
     every entry stored without one — ``crib reindex --write-cues`` on a store written before cues,
     or imported. Each cue commits on its own (:func:`set_cue`), so a model that fails half-way

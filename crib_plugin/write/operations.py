@@ -44,7 +44,7 @@ def write_many(memory: MemoryLike, items: Sequence[NewEntry], *, dedupe: bool = 
         if not content:
             raise InputError("nothing to write: the text is empty (after removing memory blocks)")
         check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
-        metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.cues)
+        metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.core.cues)
         prepared.append(NewEntry(content, validate_type(item.type, memory.registry.types or None), normalise_iso(item.created_at), metadata))
     return write_prepared(memory, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text,
                           defer_vectors=defer_vectors)

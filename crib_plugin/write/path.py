@@ -42,7 +42,7 @@ from .supersede import record_supersession
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 T = TypeVar("T")
 WRITE_BATCH = 64  # entries per transaction on the bulk paths (import, write_many)
@@ -63,7 +63,7 @@ def run_within(fn: Callable[[], T], budget: float, what: str) -> T:
         raise ModelUnavailable(f"{what} took longer than its budget of {budget:g}s") from None
 
 
-def index_entry(memory: "Memory", entry: Entry, notes: list[str]) -> None:
+def index_entry(memory: "MemoryLike", entry: Entry, notes: list[str]) -> None:
     """Offer a newly stored ``entry`` to every registered channel that has an ``index`` method."""
     channels: dict[str, Any] = memory.registry.channels
     for name, channel in channels.items():
@@ -97,8 +97,8 @@ def _dedupe_key(item: "NewEntry") -> tuple[str, str, str]:
     return (item.type, content_hash(item.content), json.dumps(item.metadata, sort_keys=True, ensure_ascii=False))
 
 
-def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, list[Any] | None, str]:
-    """Vectors for ``items`` and for their recall cues (:mod:`crib_plugin.cues`; ``None`` at the
+def embed_batch(memory: "MemoryLike", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list[Any] | None, list[Any] | None, str]:
+    """Vectors for ``items`` and for their recall cues (:mod:`crib_plugin.core.cues`; ``None`` at the
     positions without one), or ``None, None`` with the reason when the embedder failed or overran.
 
     Content and cues go through the same model in the same budget: either both are stored or the
@@ -130,7 +130,7 @@ def embed_batch(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets)
     return vectors, cue_vectors, ""
 
 
-def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list["NewEntry"], str]:
+def with_model_cues(memory: "MemoryLike", items: Sequence["NewEntry"], budgets: Budgets) -> tuple[list["NewEntry"], str]:
     """``items``, those without a recall cue given one by the cue model (``CRIB_CUE_MODEL``,
     :mod:`crib_plugin.models.ollama.cue_writer`), and the reason when some could not get one.
 
@@ -159,7 +159,7 @@ def with_model_cues(memory: "Memory", items: Sequence["NewEntry"], budgets: Budg
     return out, budgets.cue_down or ""
 
 
-def model_facts(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets, extract: bool) -> list[tuple[Any, str]]:
+def model_facts(memory: "MemoryLike", items: Sequence["NewEntry"], budgets: Budgets, extract: bool) -> list[tuple[Any, str]]:
     """Each item's ``(triples, note)``: extracted now, or ``(None, MODEL_LATER)`` when the worker
     will (the model's share of the write is left to it: :mod:`crib_plugin.write.model_work`)."""
     if budgets.models_later:  # nothing here waits on a model
@@ -167,7 +167,7 @@ def model_facts(memory: "Memory", items: Sequence["NewEntry"], budgets: Budgets,
     return [extract_one(memory, item.content, budgets) if extract else ([], "") for item in items]
 
 
-def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
+def extract_one(memory: "MemoryLike", content: str, budgets: Budgets) -> tuple[list[Triple] | None, str]:
     """Triples for ``content``; ``None`` with the reason when extraction failed or overran."""
     if budgets.extract_down is not None:
         return None, budgets.extract_down
@@ -181,7 +181,7 @@ def extract_one(memory: "Memory", content: str, budgets: Budgets) -> tuple[list[
 
 
 def write_prepared(
-    memory: "Memory",
+    memory: "MemoryLike",
     prepared: Sequence["NewEntry"],
     *,
     dedupe: bool = True,
@@ -241,7 +241,7 @@ def write_prepared(
 
 
 def _write_batch(
-    memory: "Memory",
+    memory: "MemoryLike",
     prepared: Sequence["NewEntry"],
     todo: Sequence[int],
     reports: list[Any],
@@ -298,7 +298,7 @@ def cue_space(store: Any, key: str | None, cue_vectors: Sequence[Any] | None) ->
 
 
 def _insert_item(
-    memory: "Memory",
+    memory: "MemoryLike",
     item: "NewEntry",
     vector: Any,
     table: str | None,
@@ -339,7 +339,7 @@ def _insert_item(
     return WriteReport(entry_id, embedded=table is not None, facts=len(fact_ids), notes=[n for n in notes if n])
 
 
-def drain_extractions(memory: "Memory", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:
+def drain_extractions(memory: "MemoryLike", on_progress: Progress | None = None, batch: int = WRITE_BATCH) -> int:
     """Extract the facts of every entry queued under ``EXTRACT_QUEUE``; returns how many.
 
     Maintenance (``crib reindex``): no budget beyond the extractor's own timeouts. Each batch is

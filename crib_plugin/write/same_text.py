@@ -18,7 +18,7 @@ from .manage import set_cue
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.write_types import NewEntry, WriteReport
-    from ..plugins.contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike
 
 NOT_IDENTITY = frozenset({"when", "when_by", "source"})
 """Metadata that does not make a memory another one: its recall cue (``cues.CUE_KEY``,
@@ -26,7 +26,7 @@ NOT_IDENTITY = frozenset({"when", "when_by", "source"})
 ``session``) does: the same words said in another conversation are another turn."""
 
 
-def same_text_report(memory: "Memory", item: "NewEntry") -> "WriteReport | None":
+def same_text_report(memory: "MemoryLike", item: "NewEntry") -> "WriteReport | None":
     """A current memory with ``item``'s text (whitespace-normalised) and, but for its cue and
     source, its metadata — whatever its type — reported as the duplicate it is, its cue updated
     when ``item`` brings a different one; or ``None``.

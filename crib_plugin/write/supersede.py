@@ -11,7 +11,7 @@ superseded memory ("MSRV is 1.74") could be injected alone, without its correcti
   ``correction`` or ``decision`` supersedes
 
   - every older entry whose facts its own facts closed (same subject and predicate, another
-    object — the fact consolidation rules of :mod:`crib_plugin.facts`), and
+    object — the fact consolidation rules of :mod:`crib_plugin.store.facts`), and
   - else the nearest older entry by vector when it restates the same subject (cosine ≥
     :data:`RESTATES_COSINE` and ≥ :data:`RESTATES_WORDS` shared content words): "atlas moved to
     Node 22" after "atlas pins Node 20";
@@ -41,7 +41,7 @@ from ..text.words import STOP_WORDS, content_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Retrieval
-    from ..plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ..plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 SUPERSEDING_TYPES = ("correction", "decision")
 VALUE_TYPES = ("correction", "decision", "preference")
@@ -231,7 +231,7 @@ def _older(store: Any, other: int, created_at: str) -> bool:
     return entry is not None and entry.created_at <= created_at and entry.type not in EVENT_TYPES
 
 
-def attach_successors(memory: Memory, retrieval: Retrieval) -> None:
+def attach_successors(memory: MemoryLike, retrieval: Retrieval) -> None:
     """Never show a superseded entry alone: add its newest successor after it and mark it (in place)."""
     hits = retrieval.hits
     if not hits:

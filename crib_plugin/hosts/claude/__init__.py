@@ -11,7 +11,7 @@ Two events are served (``crib hook user-prompt-submit`` and ``crib hook session-
 ``SessionStart``
     For every ``source`` (``startup``, ``resume``, ``clear``, ``compact``) re-injects the standing
     memories — the user's preferences, the most recent decisions and corrections (the *standing*
-    types of :mod:`crib_plugin.entry_types`), plus the top of a retrieval against the last user prompt
+    types of :mod:`crib_plugin.core.entry_types`), plus the top of a retrieval against the last user prompt
     in the transcript when ``transcript_path`` is readable — after one line (:data:`MEMORY_AVAILABLE`)
     telling Claude that memory exists and how to write it. That line is printed even with an empty or
     missing store: it is how Claude learns to store the first memory. No fenced block is printed when
@@ -24,9 +24,9 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 
 * **Never block the prompt.** Exit status is always 0 (exit 2 would erase the prompt); failures print
   nothing on stdout — any stray stdout line would become context — and one line goes to the log file
-  (:func:`crib_plugin.faillog.log_failure`, ``crib.log`` beside the database).
+  (:func:`crib_plugin.core.faillog.log_failure`, ``crib.log`` beside the database).
 * **A hard wall-clock budget.** In a hook process the work runs in a forked child
-  (:mod:`crib_plugin.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
+  (:mod:`crib_plugin.core.deadline`); ``CRIB_HOOK_TIMEOUT`` seconds (default 2.0) after the process
   started — Python's start-up included — the parent kills it, prints nothing and exits 0, whatever
   the child is stuck in (a socket read, a C call holding the GIL). Without ``fork``, and when called
   in process, a worker thread and ``os._exit`` do what they can.
@@ -42,7 +42,7 @@ Rules both follow, because Claude Code documents them (hooks reference, 2026):
 Which database: ``CRIB_DB`` when set; otherwise ``.state/crib/crib.db`` at the git repository root
 holding ``CLAUDE_PROJECT_DIR`` (the project root Claude Code gives hooks), else the hook's ``cwd``,
 else the current directory (:func:`crib_plugin.scopes.project_db`); the prompt hook also reads the
-global store (:mod:`crib_plugin.scoped`).
+global store (:mod:`crib_plugin.hosts.scoped`).
 Memory therefore belongs to the project, as with the plain ``crib`` command — the same file that
 ``crib write`` (the plugin's ``bin/crib`` on the Bash tool's PATH) writes to. The plugin's stable
 data directory (``CLAUDE_PLUGIN_DATA``) holds the Python environment, not the memories.

@@ -73,7 +73,7 @@ def parse_hook_input(raw: str, event: str, host: str = "claude") -> HookInput:
     ``host`` names the agent host whose JSON it is (:func:`crib_plugin.hosts.agents.get_host`):
     its field names are mapped onto the ones read here.
 
-    The prompt is bounded (:func:`crib_plugin.limits.bound_prompt`): retrieval's cost does not grow
+    The prompt is bounded (:func:`crib_plugin.core.limits.bound_prompt`): retrieval's cost does not grow
     with it past ``MAX_PROMPT_CHARS``."""
     text = raw.strip()
     data: Any = None

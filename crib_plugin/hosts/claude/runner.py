@@ -60,7 +60,7 @@ def run_hook(
     ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
     injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
-    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.deadline`).
+    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.core.deadline`).
     ``host`` names the agent host (:mod:`crib_plugin.hosts.agents`) whose JSON comes in and goes out.
     """
     stdin = sys.stdin if stdin is None else stdin
@@ -125,7 +125,7 @@ def _answer(hook: HookInput, db: Path) -> "HookResult | None":
 
 
 def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, started: float, host: str = "claude") -> int:
-    """:func:`run_hook` for a hook process: :func:`crib_plugin.deadline.run_in_child` does the work
+    """:func:`run_hook` for a hook process: :func:`crib_plugin.core.deadline.run_in_child` does the work
     in a forked child and, at the deadline, kills it and leaves with nothing printed."""
     origin = started - deadline.process_age()  # the budget counts from the process's start
 

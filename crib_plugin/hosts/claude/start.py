@@ -35,7 +35,7 @@ from .state import SessionState
 def memory_available(types: Mapping[str, Any] | None = None) -> str:
     """The one line SessionStart always prints, so Claude knows memory exists and how to write it.
 
-    The type names come from the type table (:mod:`crib_plugin.entry_types`, plugins' types included).
+    The type names come from the type table (:mod:`crib_plugin.core.entry_types`, plugins' types included).
     """
     names = ", ".join(as_table(types))
     return (

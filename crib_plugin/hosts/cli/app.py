@@ -1,6 +1,6 @@
 """The ``crib`` click application: stdin/stdout like the original crib, plus maintenance and inspection.
 
-Errors crib raises on purpose (:class:`~crib_plugin.errors.CribError`) become one line on stderr
+Errors crib raises on purpose (:class:`~crib_plugin.core.errors.CribError`) become one line on stderr
 and a non-zero exit. ``retrieve`` and ``hook`` are the exceptions: they always exit 0 and print
 nothing on failure, because a broken retrieval must never block the agent or put a traceback into
 its context.

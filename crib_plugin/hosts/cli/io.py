@@ -1,6 +1,6 @@
 """Standard input and the fail-open log, for every entry point (a leaf: stdlib plus config).
 
-``log_failure`` lives in :mod:`crib_plugin.faillog` (so lower layers need not import the CLI).
+``log_failure`` lives in :mod:`crib_plugin.core.faillog` (so lower layers need not import the CLI).
 
 :func:`read_stdin` never raises (a closed or missing stdin reads as ""); :func:`log_failure`
 appends one line to ``crib.log`` beside the database (``CRIB_ERROR_LOG``), never to stdout, and

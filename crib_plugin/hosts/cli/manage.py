@@ -1,6 +1,6 @@
 """``crib where / list / show / stats / forget / correct / cue / log``: see and fix what is stored.
 
-Thin click wrappers over :mod:`crib_plugin.manage` and :mod:`crib_plugin.scopes` (the MCP server
+Thin click wrappers over :mod:`crib_plugin.write.manage` and :mod:`crib_plugin.scopes` (the MCP server
 calls the same functions). Registered on the ``crib`` group by :func:`register`; nothing here is
 imported on the per-prompt path.
 """

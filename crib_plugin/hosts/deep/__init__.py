@@ -15,7 +15,7 @@ made about persistence", "how did our deployment set-up change this year?"):
 
 In Claude Code the orchestrator and readers are Claude and its subagents: the plugin's
 ``agents/deep-recall.md`` runs the same protocol with the MCP tools ``manifest``, ``grep`` and
-``show`` (:mod:`crib_plugin.mcp_server`). Documentation: ``docs/deep-recall.md``.
+``show`` (:mod:`crib_plugin.hosts.mcp_server`). Documentation: ``docs/deep-recall.md``.
 """
 
 from __future__ import annotations

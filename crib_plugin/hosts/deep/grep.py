@@ -5,11 +5,11 @@ none of what was asked, and every such candidate a reader model opens is a waste
 any model reads an entry, its text is searched for the terms (the question's and the expansion's);
 an entry that confirms none of them is *gated out* and never reaches a model.
 
-Terms are compared by SQLite's porter stem (:func:`crib_plugin.text.stems`, the full-text index's
+Terms are compared by SQLite's porter stem (:func:`crib_plugin.text.words.stems`, the full-text index's
 own notion of "the same word"), so "deploying" confirms "deployment"'s stem "deploi"; a term of
 several words (``"release checklist"``) is confirmed when its words appear as a run. The recall cue
 an agent wrote with a memory (``when``) counts as the entry's text here: it is the agent's own
-statement of what the memory is about (:mod:`crib_plugin.cues`).
+statement of what the memory is about (:mod:`crib_plugin.core.cues`).
 """
 
 from __future__ import annotations

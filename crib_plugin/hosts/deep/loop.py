@@ -8,7 +8,7 @@ the question is covered. Another wave is sent only while it is not — the best 
 (5) first — and the terms the synthesis names as missing re-rank what is left (through the same
 grep gate: a memory that confirms none of the terms is never read).
 
-Three budgets bound a run, all in :class:`~crib_plugin.config.Settings`: model calls
+Three budgets bound a run, all in :class:`~crib_plugin.core.config.Settings`: model calls
 (``CRIB_DEEP_CALLS``), tokens (``CRIB_DEEP_TOKENS``: a call is not made when its estimate would
 cross it) and wall time (``CRIB_DEEP_SECONDS``: each call is abandoned at the deadline). Whichever
 stops the loop is named in :attr:`DeepResult.stopped`, and what was found so far is kept.

@@ -39,7 +39,7 @@ from .grep import Term, confirmed, gate_score
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Entry
-    from ...plugins.contracts import MemoryLike as Memory
+    from ...plugins.contracts import MemoryLike
 
 POOL = 60
 """How deep each list of the pool reaches, per store."""
@@ -133,11 +133,11 @@ class Manifest:
         return out
 
 
-def _entries_of(memory: "Memory", ids: Sequence[int]) -> dict[int, "Entry"]:
+def _entries_of(memory: "MemoryLike", ids: Sequence[int]) -> dict[int, "Entry"]:
     return memory.store.get_entries(list(dict.fromkeys(ids))) if ids else {}
 
 
-def _lists(memory: "Memory", question: str, terms: Sequence[Term]) -> tuple[dict[str, list[int]], list[Term]]:
+def _lists(memory: "MemoryLike", question: str, terms: Sequence[Term]) -> tuple[dict[str, list[int]], list[Term]]:
     """The pool's three ranked id lists for one store, and the store's co-occurrence terms."""
     retrieval = recall(memory, question)
     search = [h.entry.id for h in retrieval.hits][:POOL]
@@ -152,7 +152,7 @@ def _lists(memory: "Memory", question: str, terms: Sequence[Term]) -> tuple[dict
     return {"search": search, "neighbour": neighbours, "expanded": expanded}, expansion
 
 
-def _candidates(memory: "Memory", scope: str, lists: dict[str, list[int]]) -> list[Candidate]:
+def _candidates(memory: "MemoryLike", scope: str, lists: dict[str, list[int]]) -> list[Candidate]:
     fused: dict[int, float] = {}
     found_by: dict[int, list[str]] = {}
     for name, ids in lists.items():

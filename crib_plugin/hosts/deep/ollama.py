@@ -10,7 +10,7 @@ Three kinds of call, each one JSON-schema-constrained chat at temperature 0 with
 
 Every call reports the tokens it cost (Ollama's ``prompt_eval_count`` + ``eval_count``, each
 estimated at four characters a token when left out: a cached prompt has no ``prompt_eval_count``), which the loop charges to its budget
-(:mod:`crib_plugin.hosts.deep.loop`). A malformed reply is a :class:`~crib_plugin.errors.ModelError`.
+(:mod:`crib_plugin.hosts.deep.loop`). A malformed reply is a :class:`~crib_plugin.core.errors.ModelError`.
 """
 
 from __future__ import annotations

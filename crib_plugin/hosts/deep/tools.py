@@ -1,6 +1,6 @@
 """The bodies of crib's read-further MCP tools — ``show``, ``manifest``, ``grep`` — and of their CLI twins.
 
-:mod:`crib_plugin.mcp_server` checks the arguments and hands them here; everything returned is
+:mod:`crib_plugin.hosts.mcp_server` checks the arguments and hands them here; everything returned is
 bounded (one memory at most :data:`SHOW_CHARS` characters, a manifest ``CRIB_DEEP_MANIFEST`` bytes,
 a grep a few short excerpts per memory) and redacted like every other read.
 """

@@ -60,7 +60,7 @@ def tokens_spent(response: Any, prompt_chars: int, reply_chars: int) -> int:
 
 
 def configured(name: str) -> Any:
-    """A model setting (``embedding_model``…) from :func:`crib_plugin.config.get_settings`."""
+    """A model setting (``embedding_model``…) from :func:`crib_plugin.core.config.get_settings`."""
     return getattr(get_settings(), name)
 
 

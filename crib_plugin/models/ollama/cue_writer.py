@@ -1,12 +1,12 @@
 """The Ollama cue writer: a local model writes the recall cue of a memory stored without one.
 
-The agent that writes a memory is asked for its cue (``when``, :mod:`crib_plugin.cues`); memories
+The agent that writes a memory is asked for its cue (``when``, :mod:`crib_plugin.core.cues`); memories
 that arrive without one — an import of notes, an agent that skipped it, anything written before
 cues existed — can get one from a local model when ``CRIB_CUE_MODEL`` names it (opt-in: no model,
 no cue, nothing called). The model sees only the memory, as the agent would when storing it: one
 JSON-schema-constrained chat (``{"when": "…"}``), temperature 0 and a fixed seed, so the same
 memory gets the same cue. The reply is checked like any cue (one line, at most
-:data:`~crib_plugin.cues.MAX_CUE_CHARS`); anything else is a :class:`~crib_plugin.errors.ModelError`,
+:data:`~crib_plugin.core.cues.MAX_CUE_CHARS`); anything else is a :class:`~crib_plugin.core.errors.ModelError`,
 and the write path keeps the memory without a cue.
 """
 

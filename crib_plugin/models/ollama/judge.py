@@ -3,12 +3,12 @@ bear on the prompt (``CRIB_JUDGE_MODEL``, opt-in).
 
 What the offline retrieval cannot see is meaning it has no words or vectors for: "add lodash to
 apps/web" is about adding a dependency, "install httpx" about a Python package. A small local
-model knows that. It is shown the prompt and at most :data:`~crib_plugin.judging.JUDGE_DEPTH`
+model knows that. It is shown the prompt and at most :data:`~crib_plugin.read.gate.judging.JUDGE_DEPTH`
 numbered candidates (date written, type, text and the memory's recall cue, the text cut to
 :data:`CANDIDATE_CHARS`) and today's date (``CRIB_NOW`` when set), in one JSON-schema-constrained chat at temperature 0 with a fixed seed,
 and answers ``{"relevant": [numbers]}`` — ``[]`` when none applies. It only reads the candidates:
 it never returns, edits or stores memory text. A number outside the list is dropped; a reply not of
-that shape is a :class:`~crib_plugin.errors.ModelError`, and the caller keeps the offline block.
+that shape is a :class:`~crib_plugin.core.errors.ModelError`, and the caller keeps the offline block.
 """
 
 from __future__ import annotations

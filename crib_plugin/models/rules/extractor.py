@@ -42,7 +42,7 @@ text                                                triples
 "we", "our team", "I" (in decisions) and subject-less notes ("Chose SQLite for storage.") stand for
 the project: subject ``project``. Role facts keep the holder as subject (``project →
 storage_backend → SQLite``), the orientation the Ollama extractor uses too, so "switched to
-Postgres for storage" supersedes SQLite under the single-valued rule of ``crib_plugin.facts``.
+Postgres for storage" supersedes SQLite under the single-valued rule of ``crib_plugin.store.facts``.
 "now" is only a cue ("ClientA now pays Net45" → the new payment_terms); supersession itself is
 decided by consolidation, not here.
 """

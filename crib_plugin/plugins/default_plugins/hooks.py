@@ -3,7 +3,7 @@
 - ``on_prompt``: retrieve from the session's memory and render the fenced ``<memory-context>``
   block, skipping entries already injected in this session; fails open (``None``).
 - ``on_store``: write through :meth:`Memory.write` (which strips injected blocks first).
-- ``register_types``: crib's own kinds of memory (:data:`crib_plugin.entry_types.BUILTIN_TYPES`).
+- ``register_types``: crib's own kinds of memory (:data:`crib_plugin.core.entry_types.BUILTIN_TYPES`).
 - ``on_response``: a wrapper around every other implementation that feeds the final chunk through
   the stream's scrubber, so memory blocks never reach the user.
 """

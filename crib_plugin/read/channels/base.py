@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ...core.records import ChannelHit, ChannelResult, Entry, Query
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 
 @runtime_checkable
@@ -21,7 +21,7 @@ class Channel(Protocol):
 
     name: str
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         """Rank up to ``limit`` entries for ``query``; must not raise for ordinary misses."""
         ...
 
@@ -36,7 +36,7 @@ class Channel(Protocol):
 GATE_ROLES = ("similarity", "coverage", "match")
 
 
-def channel_attr(memory: "Memory", name: str, attr: str, default: Any) -> Any:
+def channel_attr(memory: "MemoryLike", name: str, attr: str, default: Any) -> Any:
     """What a registered channel declares about itself (``default`` if not, or if unknown)."""
     channel = memory.registry.channels.get(name)
     return getattr(channel, attr, default) if channel is not None else default
@@ -51,7 +51,7 @@ class IndexingChannel(Channel, Protocol):
     noted in the write's report; the entry is still stored.
     """
 
-    def index(self, memory: "Memory", entry: Entry) -> None: ...
+    def index(self, memory: "MemoryLike", entry: Entry) -> None: ...
 
 
 def ranked(channel: str, scored: list[tuple[int, float]]) -> list[ChannelHit]:

@@ -4,7 +4,7 @@ Where the seed matched entity names with ``LIKE '%kw%'``, this channel looks the
 words up in an index of entity-name words (exact, and by prefix for longer words), scores entities
 by how much of their name matched and how rare the matched words are, follows every current
 relation one hop from them, and adds a bonus for prompt words naming the predicate
-(:func:`crib_plugin.facts.match_facts`).
+(:func:`crib_plugin.store.facts.match_facts`).
 
 It returns two things: the scored current facts (``ChannelResult.facts``, rendered under
 ``## Known facts`` with their ``valid_from`` date and source entries), and the entries that stated
@@ -23,7 +23,7 @@ from ...plugins.hookspecs import hookimpl
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 
 class FactsChannel:
@@ -32,7 +32,7 @@ class FactsChannel:
     name = "facts"
     gate = "match"  # any floor-passing hit opens the relevance gate (a fact matched on two counts)
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         # deferred: store.facts and read.query load apsw and the text rules (12 % of `import numpy` beside the
         # SessionStart hook's modules); the channel registers before `crib retrieve` forks, and this runs after
         from ...store.facts import match_facts  # here, not at import: registration must stay cheap

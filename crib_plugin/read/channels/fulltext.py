@@ -26,7 +26,7 @@ from ...plugins.hookspecs import hookimpl
 from .base import ranked
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 Scored = list[tuple[int, float]]
 
@@ -76,7 +76,7 @@ class FullTextChannel:
     name = "fts"
     gate = "coverage"  # the relevance gate measures how much of the prompt its top hits contain
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         # deferred: read.query (9 % of `import numpy` beside the SessionStart hook's modules) after the
         # prefetch fork: registering the channel, before it, must stay cheap
         from ..query import boost_expression, cjk_grams, gram_expression, literal_expression, terms, trigram_expression

@@ -5,7 +5,7 @@ Nearest-neighbour search always returns *something*; the floor is what lets this
 carry a calibrated value (``crib calibrate``) under ``floor:<embedder key>``; otherwise the
 embedder's shipped default applies.
 
-**Strength** (each hit's share in the strength-gated fusion, :mod:`crib_plugin.fusion`): its
+**Strength** (each hit's share in the strength-gated fusion, :mod:`crib_plugin.read.fusion`): its
 cosine above the floor over the headroom left — or, when the channel is *confident*, relative to
 its own best hit, as full text's BM25 is. The channel is confident when its best hit stands
 :data:`CONFIDENT_MARGIN` above the prompt's crowd (its 10th-best cosine): a paraphrase's memory is
@@ -27,7 +27,7 @@ from ...plugins.hookspecs import hookimpl
 from ...store.base_vectors import to_blob  # noqa: F401 - the channel's wire format, importable from here too
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: channels never import the facade
+    from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 
 class VectorChannel:
@@ -37,7 +37,7 @@ class VectorChannel:
     needs_embedding = True  # run after the other channels, so a prefetch worker has time to answer
     gate = "similarity"  # the relevance gate compares its top score with the store's calibrated gate
 
-    def search(self, memory: "Memory", query: Query, limit: int) -> ChannelResult:
+    def search(self, memory: "MemoryLike", query: Query, limit: int) -> ChannelResult:
         result = ChannelResult(channel=self.name)
         try:
             embedder = memory.embedder()
@@ -78,12 +78,12 @@ class VectorChannel:
         return result
 
 
-def nearest(memory: "Memory", table: str, vector: bytes, limit: int) -> list[tuple[int, float, bool]]:
+def nearest(memory: "MemoryLike", table: str, vector: bytes, limit: int) -> list[tuple[int, float, bool]]:
     """The ``limit`` entries nearest the prompt as ``(entry id, cosine, via its cue)``, best first.
 
-    An entry with a recall cue (:mod:`crib_plugin.cues`) has a second vector in the cue space; its
+    An entry with a recall cue (:mod:`crib_plugin.core.cues`) has a second vector in the cue space; its
     cosine is the better of the two, so a task phrased like the cue finds it and one phrased like
-    the memory still does. A cue's cosine counts :data:`~crib_plugin.cues.CUE_DISCOUNT` less: a
+    the memory still does. A cue's cosine counts :data:`~crib_plugin.core.cues.CUE_DISCOUNT` less: a
     cue names situations in general words, so it sits nearer every prompt than the memory's own
     text. Without a cue space this is the content space's k-NN alone."""
     best: dict[int, tuple[float, bool]] = {}
@@ -120,7 +120,7 @@ def crowd_level(cosines: Sequence[float]) -> float | None:
     """The cosine of the prompt's crowd (its :data:`CROWD_RANK`-th best), ``None`` below two hits.
 
     How far a hit stands above it says whether the prompt resembles that memory or merely the
-    whole store (:mod:`crib_plugin.specific`, and the strengths below)."""
+    whole store (:mod:`crib_plugin.read.gate.specific`, and the strengths below)."""
     if len(cosines) < 2:
         return None
     ordered = sorted(cosines, reverse=True)

@@ -1,6 +1,6 @@
 """Per-entry relevance: each candidate carries its own evidence and is dropped below the cut.
 
-The relevance gate (:mod:`crib_plugin.relevance`) decides whether a prompt deserves *anything*.
+The relevance gate (:mod:`crib_plugin.read.gate.relevance`) decides whether a prompt deserves *anything*.
 Once it opened, the budget used to fill up to its 10-entry cap — on a coding-agent memory about
 one injected entry in five was relevant. Now every candidate must earn its place on its own:
 
@@ -36,7 +36,7 @@ __all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Hit, Retrieval
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ...plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 RELATIVE_CUT = 0.45
 """A candidate whose fused score is below this share of the best hit's is dropped."""
@@ -90,7 +90,7 @@ class Cut:
         )
 
 
-def coverages(memory: Memory, text: str, contents: Sequence[str]) -> list[float]:
+def coverages(memory: MemoryLike, text: str, contents: Sequence[str]) -> list[float]:
     """IDF-weighted share of the prompt's terms each content contains (0 when the prompt has none)."""
     weighted = term_weights(memory, text)
     mass = sum(w for _, w in weighted)
@@ -111,7 +111,7 @@ def _cosines(retrieval: Retrieval) -> dict[int, float]:
 
 
 def judge(
-    memory: Memory,
+    memory: MemoryLike,
     retrieval: Retrieval,
     *,
     gate: float | None,
@@ -122,7 +122,7 @@ def judge(
     """Split ``retrieval.hits`` (gate open, best first) into kept hits; evidence for each candidate.
 
     ``distinct``: the vector hits whose cosine is distinctive (the gate's
-    :func:`crib_plugin.specific.distinctive`); computed here when not given.
+    :func:`crib_plugin.read.gate.specific.distinctive`); computed here when not given.
     """
     hits = list(retrieval.hits)
     kind = prompt_kind(retrieval.query.text)

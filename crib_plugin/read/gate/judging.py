@@ -1,7 +1,7 @@
 """The judge stage: with a judge configured (``CRIB_JUDGE_MODEL``, or a plugin's by ``CRIB_JUDGE``),
 a model picks the block from the best few candidates (opt-in; "Ollama when it answers").
 
-The offline gate and per-entry cut (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`)
+The offline gate and per-entry cut (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`)
 decide from words and cosines. What they cannot see — that "install httpx" is about adding a
 Python package, that "review this PR" wants the user's review conventions — is what leaves hit
 rate on a coding agent's memory short of its target. A judge model can see it. It is shown the
@@ -12,7 +12,7 @@ injected.
 
 It fails open: no model, a model Ollama does not serve, an error, a malformed reply or no answer
 within ``CRIB_JUDGE_DEADLINE`` seconds — less inside a Claude Code hook when its own deadline
-comes sooner (:func:`crib_plugin.deadline.capped`) — keeps the offline block and adds a note that
+comes sooner (:func:`crib_plugin.core.deadline.capped`) — keeps the offline block and adds a note that
 ``--explain`` shows. The judge only reads the candidates; the block is still made of the stored
 entries, unchanged.
 """
@@ -29,7 +29,7 @@ from ...models.base import Candidate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...models.base import Judge
-    from ...plugins.contracts import MemoryLike as Memory
+    from ...plugins.contracts import MemoryLike
 
 __all__ = ["JUDGE_DEPTH", "judge_pool", "apply_judge", "configured_judge", "judge_choice"]
 
@@ -44,7 +44,7 @@ Shown 16 candidates from before the gate *instead of* the offline block, that ju
 not (in the prompt's time window, successors), and a long pool invites false picks."""
 
 
-def judge_pool(memory: "Memory", retrieval: Retrieval, depth: int = JUDGE_DEPTH) -> list[Hit]:
+def judge_pool(memory: "MemoryLike", retrieval: Retrieval, depth: int = JUDGE_DEPTH) -> list[Hit]:
     """The candidates a judge is shown, before the gate: the fused hits and the vector channel's
     best hits (below its floor too), alternately, without repeats, at most ``depth``."""
     fused = list(retrieval.hits)
@@ -71,7 +71,7 @@ def judge_choice(settings: Any) -> str | None:
     return wanted
 
 
-def configured_judge(memory: "Memory", retrieval: Retrieval) -> "Judge | None":
+def configured_judge(memory: "MemoryLike", retrieval: Retrieval) -> "Judge | None":
     """The judge to ask for this retrieval, or ``None``: none configured (nothing is asked), or
     the named one cannot be made (a note says so and the offline block stands)."""
     name = judge_choice(memory.settings)
@@ -83,7 +83,7 @@ def configured_judge(memory: "Memory", retrieval: Retrieval) -> "Judge | None":
     return judge
 
 
-def apply_judge(memory: "Memory", retrieval: Retrieval, pool: list[Hit], judge: "Judge", deadline: float) -> bool:
+def apply_judge(memory: "MemoryLike", retrieval: Retrieval, pool: list[Hit], judge: "Judge", deadline: float) -> bool:
     """Replace ``retrieval.hits`` (the offline block) by the judge's picks from the block and
     ``pool`` (the candidates from before the gate), in that order, and keep only the facts one of
     them stated. ``False`` (the offline block kept, a note added) when the judge fails or misses

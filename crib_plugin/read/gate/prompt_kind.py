@@ -2,7 +2,7 @@
 
 The two are served differently (issue 12): a task is best served by the decisions, corrections and
 errors that change how it should be done, and its vector similarity is dominated by the project it
-names, so only a distinctive cosine counts for it (:mod:`crib_plugin.specific`).
+names, so only a distinctive cosine counts for it (:mod:`crib_plugin.read.gate.specific`).
 """
 
 from __future__ import annotations

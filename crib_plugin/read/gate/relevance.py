@@ -7,7 +7,7 @@ gate asks, for the prompt as a whole, whether the best evidence is strong enough
 - **vector**: a cosine similarity reaches the embedder's *gate* (a calibrated value stored
   by ``crib calibrate`` under ``gate:<embedder key>``, else the shipped default) on a hit that is
   *distinctive* — it shares a specific term with the prompt or stands out of the prompt's crowd
-  (:mod:`crib_plugin.specific`): a prompt about one project resembles every memory of it; or
+  (:mod:`crib_plugin.read.gate.specific`): a prompt about one project resembles every memory of it; or
 - **full text**: the best of the top hits covers enough of the prompt — the IDF-weighted share of
   the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
 - **agreement**: one entry is above the vector floor *and* matched by full text
@@ -41,7 +41,7 @@ from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, facts_bear,
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...plugins.contracts import MemoryLike as Memory  # the protocol: no import of the facade above
+    from ...plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 FTS_COVERAGE = 0.6  # IDF-weighted share of the prompt's terms the best full-text hit must contain
 AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches this well opens the gate
@@ -101,7 +101,7 @@ WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector
 FULL_SIZE = 200  # entries at which a store gets the full gate
 SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
 FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
-# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.channels.vectors, which
+# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.read.channels.vectors, which
 # scales the cue discount with it) carries them to other embedders.
 
 
@@ -149,7 +149,7 @@ def default_gate(key: str, entries: int) -> float:
     return full - SMALL_STORE_DROP * MARGIN_SCALE.get(key, 1.0) * (1.0 - share)
 
 
-def vector_gate(memory: "Memory") -> float:
+def vector_gate(memory: "MemoryLike") -> float:
     """The gate for the active embedder: the shipped default for this store size, or a calibrated
     value when that is higher (an older calibration that lowered it no longer does)."""
     key = memory.embedder_key()
@@ -160,7 +160,7 @@ def vector_gate(memory: "Memory") -> float:
     return shipped
 
 
-def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
+def fts_coverage(memory: "MemoryLike", retrieval: Retrieval) -> dict[int, float]:
     """For each of the top full-text hits, the IDF-weighted share of the prompt's terms it contains.
 
     Empty when the full-text channel did not run or found nothing. CJK prompts are measured by
@@ -189,18 +189,18 @@ def fts_coverage(memory: "Memory", retrieval: Retrieval) -> dict[int, float]:
     return coverage
 
 
-def _gate_role(memory: "Memory", name: str) -> str:
+def _gate_role(memory: "MemoryLike", name: str) -> str:
     """How the gate reads channel ``name``: its ``gate`` attribute (see ``channels.base.GATE_ROLES``)."""
     return str(channel_attr(memory, name, "gate", "match"))
 
 
-def _is_builtin(memory: "Memory", name: str) -> bool:
+def _is_builtin(memory: "MemoryLike", name: str) -> bool:
     """Whether channel ``name`` is one of crib's own (only the reason text and ``facts`` flag differ)."""
     channel = memory.registry.channels.get(name)
     return type(channel).__module__.startswith("crib_plugin.") if channel is not None else False
 
 
-def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
+def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     """Open the gate when any channel's best evidence is strong enough (see module docstring)."""
     vector = next((c for c in retrieval.channels if _gate_role(memory, c.channel) == "similarity" and c.ran), None)
     top = max((h.score for h in vector.hits), default=None) if vector else None
@@ -270,7 +270,7 @@ def _vector_reasons(top: float | None, gate: float | None, distinct: dict[int, s
     return reasons
 
 
-def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
+def _in_window(memory: "MemoryLike | None", retrieval: Retrieval, floor: float | None, coverage: dict[int, float]) -> list[int]:
     """Hits written inside the prompt's time window ("last month") with a little evidence of their own.
 
     A prompt such as "what did we change in the infrastructure last month?" names what it wants by
@@ -301,14 +301,14 @@ def _in_window(memory: "Memory | None", retrieval: Retrieval, floor: float | Non
     return found
 
 
-def selective_window(memory: "Memory", span: tuple[str, str]) -> bool:
+def selective_window(memory: "MemoryLike", span: tuple[str, str]) -> bool:
     """Whether a time window names a part of the store: at most :data:`WINDOW_SHARE` of its entries
     (or :data:`WINDOW_MIN`) — "last month" does, "this year" on a year-old store does not."""
     total = memory.store.count_entries()
     return memory.store.count_entries_between(*span) <= max(WINDOW_MIN, WINDOW_SHARE * total)
 
 
-def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
+def close_if_irrelevant(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     """Apply the gate to a retrieval in place: when shut, its hits and facts are dropped."""
     decision = decide(memory, retrieval)
     if decision.open and decision.window:
@@ -323,7 +323,7 @@ def close_if_irrelevant(memory: "Memory", retrieval: Retrieval) -> GateDecision:
 
 
 
-def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
+def _add_window_hits(memory: "MemoryLike", retrieval: Retrieval, ids: tuple[int, ...]) -> None:
     """Add the in-window entries the fusion left out (below a floor) after the fused hits."""
     have = {h.entry.id for h in retrieval.hits}
     missing = [i for i in ids if i not in have]

@@ -15,7 +15,7 @@ A vector hit above the gate is **distinctive** when
   its memory is much nearer than the rest).
 
 Only a distinctive vector hit opens the relevance gate or counts as an entry's own evidence by its
-cosine alone (:mod:`crib_plugin.relevance`, :mod:`crib_plugin.evidence`). The same holds for the
+cosine alone (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`). The same holds for the
 facts channel: a task's fact match ("atlas" and "web app" in "add a Spanish translation to the atlas
 web app") opens the gate only when a matched memory shares a specific term with the prompt
 (:func:`facts_bear`).
@@ -44,7 +44,7 @@ __all__ = ["CROWD_MARGIN", "CROWD_RANK", "crowd_level", "distinctive", "facts_be
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Retrieval
-    from ...plugins.contracts import MemoryLike as Memory
+    from ...plugins.contracts import MemoryLike
 
 # IDF is smoothed with a background corpus so that a small store (one entry!) does not make
 # every term it contains worthless: as if PRIOR_DOCS more entries each held a term with
@@ -63,7 +63,7 @@ CROWD_MARGIN = 0.15
 Weighted = list[tuple[list[list[str]], float]]
 
 
-def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
+def _term_stats(memory: MemoryLike, text: str) -> list[tuple[list[list[str]], int]]:
     """The prompt's terms as (stemmed alternative forms, document frequency in the store)."""
     out: list[tuple[list[list[str]], int]] = []
     for term in terms(text):
@@ -74,7 +74,7 @@ def _term_stats(memory: Memory, text: str) -> list[tuple[list[list[str]], int]]:
     return out
 
 
-def term_weights(memory: Memory, text: str) -> Weighted:
+def term_weights(memory: MemoryLike, text: str) -> Weighted:
     """The prompt's terms as (stemmed alternative forms, IDF weight), smoothed by a prior.
 
     Depends only on the prompt and the store's statistics, so a cold process computes it while its
@@ -88,7 +88,7 @@ def term_weights(memory: Memory, text: str) -> Weighted:
     return weighted
 
 
-def specific_terms(memory: Memory, text: str) -> list[list[list[str]]]:
+def specific_terms(memory: MemoryLike, text: str) -> list[list[list[str]]]:
     """The prompt's terms that few entries contain (see the module docstring); unseen terms are
     left out — they can match nothing."""
     limit = max(SPECIFIC_MIN, SPECIFIC_SHARE * memory.store.count_entries())
@@ -100,7 +100,7 @@ def contains(present: set[str], alternatives: list[list[str]]) -> bool:
     return any(all(s in present for s in alt) for alt in alternatives)
 
 
-def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dict[int, str]:
+def distinctive(memory: MemoryLike, retrieval: Retrieval, gate: float | None) -> dict[int, str]:
     """The vector hits at or above ``gate`` that are distinctive, each with why (module docstring)."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or gate is None:
@@ -121,7 +121,7 @@ def distinctive(memory: Memory, retrieval: Retrieval, gate: float | None) -> dic
     return out
 
 
-def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -> bool:
+def facts_bear(memory: MemoryLike, retrieval: Retrieval, entry_ids: Sequence[int]) -> bool:
     """Whether the facts channel's strong match (its entries ``entry_ids``) may open the gate: always
     for a question; for a task, unless the words it shares with those entries are all common ones
     (the project's own vocabulary). A match on a specific word bears; so does one the facts channel
@@ -135,7 +135,7 @@ def facts_bear(memory: Memory, retrieval: Retrieval, entry_ids: Sequence[int]) -
     return not any(contains(present, alternatives) for alternatives, _df in _term_stats(memory, retrieval.query.text))
 
 
-def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> dict[int, str]:
+def sharing_specific(memory: MemoryLike, text: str, contents: Mapping[int, str]) -> dict[int, str]:
     """Which of ``contents`` (entry id → text) share a specific prompt term, and the term."""
     specific = specific_terms(memory, text)
     if not specific:
@@ -149,7 +149,7 @@ def sharing_specific(memory: Memory, text: str, contents: Mapping[int, str]) -> 
     return out
 
 
-def contents_of(memory: Memory, retrieval: Retrieval, ids: Sequence[int]) -> dict[int, str]:
+def contents_of(memory: MemoryLike, retrieval: Retrieval, ids: Sequence[int]) -> dict[int, str]:
     """The text of entries ``ids`` (from the retrieval's hits, else the store)."""
     known = {h.entry.id: h.entry.content for h in retrieval.hits if h.entry.id in ids}
     missing = [i for i in ids if i not in known]

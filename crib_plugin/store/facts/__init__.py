@@ -1,6 +1,6 @@
 """Fact triples: normalisation, consolidation-on-write with history, and the queries over them.
 
-The write path hands every entry's extracted :class:`~crib_plugin.records.Triple` list to
+The write path hands every entry's extracted :class:`~crib_plugin.core.records.Triple` list to
 :func:`record_facts`, inside the same transaction as the entry insert. Facts are stored as
 ``relations`` between ``entities``; a relation is *current* while ``valid_until IS NULL``.
 Consolidation never deletes a relation: it closes it (``valid_until``, ``superseded_by``) so

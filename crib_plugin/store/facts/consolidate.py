@@ -1,5 +1,5 @@
 """Consolidation on write: :func:`record_facts` inserts, closes or merges relations; :func:`forget_entry`
-undoes an entry's facts. The rules are listed in :mod:`crib_plugin.facts`.
+undoes an entry's facts. The rules are listed in :mod:`crib_plugin.store.facts`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fact normalisation: entity names and keys, predicate aliases and negation, single- vs multi-valued.
 
-See :mod:`crib_plugin.facts` for the rule that decides which predicates are single-valued.
+See :mod:`crib_plugin.store.facts` for the rule that decides which predicates are single-valued.
 """
 
 from __future__ import annotations

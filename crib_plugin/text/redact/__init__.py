@@ -2,12 +2,12 @@
 
 Two passes use this module:
 
-* **write** (:func:`redact`, called by :func:`crib_plugin.write.clean_content`, so every
+* **write** (:func:`redact`, called by :func:`crib_plugin.write.clean.clean_content`, so every
   ``crib write``, ``crib import`` and ``Memory.write``): crib's own rules (:data:`CRIB_RULES`)
   *plus* the denylist regexes of `detect-secrets <https://github.com/Yelp/detect-secrets>`_'
   plugins (AWS, Stripe, Slack, SendGrid, Twilio, Discord, Mailchimp, …), a maintained detector
   whose pattern set grows with its releases;
-* **render** (:func:`redact_for_render`, called by :mod:`crib_plugin.render` on every entry and
+* **render** (:func:`redact_for_render`, called by :mod:`crib_plugin.output.render` on every entry and
   fact it shows, by ``crib search``, and — through :func:`redact_value`, content and metadata — by
   ``crib export``, ``list`` and ``show``): crib's own rules only.  Text stored
   before redaction existed, or by an older crib, is still never re-injected verbatim.  The
@@ -26,7 +26,7 @@ bounded constant; the keyword rules are tried only where a keyword sits (one anc
 detect-secrets' regexes, written for line-by-line scanning, only run on lines of at most
 :data:`MAX_LINE_FOR_PLUGINS` characters (longer lines are covered by crib's own rules).
 
-``CRIB_REDACT=0`` turns both passes off (see :func:`crib_plugin.config.redact_enabled`).
+``CRIB_REDACT=0`` turns both passes off (see :func:`crib_plugin.core.config.redact_enabled`).
 """
 
 from __future__ import annotations

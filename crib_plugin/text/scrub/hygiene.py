@@ -1,6 +1,6 @@
 """Write hygiene: remove injected memory blocks from text an agent asks to store.
 
-Runs the streaming :class:`~crib_plugin.scrub.stream.Scrubber` in "seams" mode, then collapses the
+Runs the streaming :class:`~crib_plugin.text.scrub.stream.Scrubber` in "seams" mode, then collapses the
 whitespace left on both sides of each removed block.
 """
 

@@ -1,7 +1,7 @@
 """Tag neutralisation: make memory tags inside stored text inert before it is rendered in a block.
 
 Only the ``<`` of each memory tag (or of a look-alike: fullwidth, entities, invisible characters)
-becomes :data:`~crib_plugin.scrub.stream.NEUTRAL_LT`; all other text is left as it is.
+becomes :data:`~crib_plugin.text.scrub.stream.NEUTRAL_LT`; all other text is left as it is.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The streaming scrubber: a linear-time state machine that cuts crib's memory blocks from model output.
 
-See the package docstring (:mod:`crib_plugin.scrub`) for what counts as a crib tag and the block semantics.
+See the package docstring (:mod:`crib_plugin.text.scrub`) for what counts as a crib tag and the block semantics.
 """
 
 from __future__ import annotations
