@@ -262,7 +262,7 @@ def attach_successors(memory: MemoryLike, retrieval: Retrieval) -> None:
     retrieval.hits = out
 
 
-def readable_successor(memory: Memory, entry_id: int, first: int) -> tuple[int, Entry] | None:
+def readable_successor(memory: MemoryLike, entry_id: int, first: int) -> tuple[int, Entry] | None:
     """The newest successor of ``entry_id`` this read may show, with its entry: the chain
     ``entry_id → first → …`` walked to its end, less the entries ``CRIB_PROJECTS`` hides (on a
     shared store, another project's correction of this project's memory is that project's
