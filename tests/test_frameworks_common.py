@@ -79,3 +79,20 @@ def test_the_block_fails_open(clean_env: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr("crib_plugin.hosts.frameworks.bridge.open_reading", broken)
     assert crib.block("which storage did we choose?") == ""
     assert "store exploded" in (clean_env.parent / "crib.log").read_text()
+
+
+def test_a_turns_block_is_reused_until_a_tool_writes(clean_env: Path, fake_embedder: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    crib = Crib()
+    crib.store("Chose SQLite for storage: zero dependencies.", type="decision")
+    calls: list[str] = []
+    retrieve = crib._retrieve
+    monkeypatch.setattr(crib, "_retrieve", lambda text: calls.append(text) or retrieve(text))
+    first = crib.block("Which storage did we choose: SQLite?")
+    assert "zero dependencies" in first
+    assert crib.block("Which storage did we choose: SQLite?") == first and len(calls) == 1  # one turn, one retrieval
+    crib.call_tool("remember", {"text": "Chose WAL mode for SQLite storage.", "type": "decision"})
+    assert "WAL mode" in crib.block("Which storage did we choose: SQLite?") and len(calls) == 2
+    monkeypatch.setattr("crib_plugin.hosts.frameworks.bridge.REUSE_SECONDS", 0.0)
+    crib.block("Which storage did we choose: SQLite?")
+    assert len(calls) == 3  # later: retrieved again (another process may have written)

@@ -46,6 +46,9 @@ def test_the_store_keeps_values_by_namespace_and_key_in_crib(clean_env: Path, fa
     assert [h.value["content"] for h in store.search(("global",))] == ["Answer tersely."]
     assert store.search(("project", "alice"), filter={"type": "preference"})[0].key == "editor"
     assert set(store.list_namespaces()) == {("project", "alice"), ("project",), ("global",)}
+    assert store.list_namespaces(prefix=("project", "*")) == [("project", "alice")]
+    assert store.list_namespaces(suffix=("alice",)) == [("project", "alice")]
+    assert store.list_namespaces(max_depth=1) == [("global",), ("project",)]
 
     store.delete(("project", "alice"), "db")
     assert store.get(("project", "alice"), "db") is None

@@ -64,6 +64,7 @@ def test_a_built_wheel_carries_licence_and_templates_and_its_crib_lists(tmp_path
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
     assert {f"crib_plugin/output/templates/{name}" for name in TEMPLATES} <= set(names), names
     assert {"crib_plugin/hosts/probes.txt", "crib_plugin/hosts/mcp_manifest.json"} <= set(names)  # the MCP front answers from it
+    assert "crib_plugin/hosts/frameworks/hermes_plugin/plugin.yaml" in names  # what hermes_setup copies into Hermes
     assert not any(n.startswith(("tests/", "bench/")) for n in names)
 
     python, _ = fresh_venv(tmp_path / "venv")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -45,6 +46,8 @@ WRITE_TOOLS = frozenset({"remember", "correct", "cue", "forget"})
 HANDLERS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn, _title, _hints in mcp_server.TOOLS}
 INSTRUCTIONS = mcp_server.INSTRUCTIONS
 """When to write, in the words the MCP server gives its clients: a system prompt's paragraph."""
+REUSE_SECONDS = 60.0
+"""How long a prompt's block is reused for the same prompt (one turn's model calls), unless a tool wrote."""
 
 
 @dataclass(frozen=True)
@@ -95,29 +98,30 @@ class Crib:
     """crib for one agent: the block before each model call, its tools, writes, the scrubber.
 
     ``template`` is the block's form (the fenced ``<memory-context>`` by default); ``budget`` its
-    characters (None: the configured ``CRIB_BUDGET``). The last prompt's block is kept, so the
-    several model calls of one turn (a tool loop) retrieve once; a write through a tool clears it.
+    characters (None: the configured ``CRIB_BUDGET``). The last prompt's block is kept for
+    :data:`REUSE_SECONDS`, so the several model calls of one turn (a tool loop) retrieve once; a
+    write through a tool clears it.
     """
 
     budget: int | None = None
     template: str = CONTEXT
     tools: tuple[str, ...] = TOOL_NAMES
     session_id: str = ""
-    _last: tuple[str, str] | None = field(default=None, repr=False)
+    _last: tuple[str, str, float] | None = field(default=None, repr=False)
 
     def block(self, prompt: str) -> str:
         """``on_prompt`` for ``prompt``: the blocks of every implementation (crib's own last), or ``""``."""
         text = bound_prompt((prompt or "").strip())
         if not text:
             return ""
-        if self._last is not None and self._last[0] == text:
+        if self._last is not None and self._last[0] == text and time.monotonic() - self._last[2] < REUSE_SECONDS:
             return self._last[1]
         try:
             block = self._retrieve(text)
         except Exception as exc:  # fail open
             log_failure("framework on_prompt", exc)
             return ""
-        self._last = (text, block)
+        self._last = (text, block, time.monotonic())
         return block
 
     def _retrieve(self, text: str) -> str:
