@@ -57,7 +57,7 @@ class HookInput:
     transcript_path: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
     started: float | None = None  # time.perf_counter() when the hook began (set by run_hook)
-    budget: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT)
+    timeout: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT); not the block's budget, which is characters
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
