@@ -136,7 +136,7 @@ def locomo_questions(cache: Path, out: list[dict[str, Any]]) -> dict[str, Path]:
     from crib_plugin.core.records import Retrieval
     from crib_plugin.memory import Memory
     from crib_plugin.read.query import prepare
-    from crib_plugin.read.recall import CANDIDATES, assemble, run_channel
+    from crib_plugin.read.recall import CANDIDATES, fused_stage, run_channel
 
     path = locomo.default_data_path()
     conversations = locomo.load(path)
@@ -149,7 +149,7 @@ def locomo_questions(cache: Path, out: list[dict[str, Any]]) -> dict[str, Path]:
                 query = prepare(q.question)
                 base = Retrieval(query=query)
                 base.channels = [run_channel(memory, name, query, CANDIDATES) for name in available]
-                fused = assemble(memory, replace(base, channels=list(base.channels)))
+                fused = fused_stage(memory, replace(base, channels=list(base.channels)))
 
                 def one(fused: Any = fused) -> Any:
                     return memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]))

@@ -282,7 +282,7 @@ def evaluate(
     from crib_plugin.core.records import Retrieval
     from crib_plugin.memory import Memory
     from crib_plugin.read.query import prepare
-    from crib_plugin.read.recall import CANDIDATES, assemble, run_channel
+    from crib_plugin.read.recall import CANDIDATES, fused_stage, run_channel
 
     from .baseline import PlainBM25
     from .coding_metrics import CHARS_PER_TOKEN
@@ -302,9 +302,9 @@ def evaluate(
                 base = Retrieval(query=query)
                 base.channels = [without(run_channel(memory, name, query, CANDIDATES), excluded) for name in available]
                 for name in available:
-                    solo = assemble(memory, replace(base, channels=list(base.channels)), only=[name])
+                    solo = fused_stage(memory, replace(base, channels=list(base.channels)), only=[name])
                     report.add(CHANNEL_ROWS.get(name, name), ranked_ids(solo.hits), question)
-                fused = assemble(memory, replace(base, channels=list(base.channels)))
+                fused = fused_stage(memory, replace(base, channels=list(base.channels)))
                 report.add("fused (raw ranking)", ranked_ids(fused.hits), question)
                 if injected:
                     chosen = memory.select(replace(fused, hits=list(fused.hits), dropped=[]), max_items=max(KS))

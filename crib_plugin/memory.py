@@ -17,9 +17,9 @@ from .core.records import Entry, Hit, Retrieval, Triple
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
 from .models.base import embedder_key, l2_normalise
 from .output.block import produce_block
-from .output.render import CLASSIC, render_block
+from .output.render import CLASSIC, render_retrieval
 from .plugins.manager import get_plugin_manager, registry
-from .read import prefetch
+from .read import pipeline, prefetch
 from .read.fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS  # noqa: F401 - DEFAULT_MAX_* importable from here too
 from .read.prefetch import PrefetchedEmbedder
 from .store import open_store, open_upgraded
@@ -284,10 +284,9 @@ class Memory:
     # -- read ------------------------------------------------------------------------------
 
     def recall(self, text: str, *, channels: Sequence[str] | None = None) -> Retrieval:
-        """Every channel's ranking fused into one list (floors applied, budget not yet)."""
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (147 ms)
-        from .read.recall import recall
-        return recall(self, text, channels=channels)
+        """Every channel's ranking fused into one list (floors applied, budget not yet):
+        the pipeline's first stages (:func:`crib_plugin.read.pipeline.recall`)."""
+        return pipeline.recall(self, text, channels=channels)
 
     def search(self, query: str, limit: int = 10, *, channels: Sequence[str] | None = None) -> list[Hit]:
         """The best ``limit`` hits for ``query``: entries with fused score and channels."""
@@ -303,29 +302,14 @@ class Memory:
         per_entry: bool = True,
         pointed: Iterable[int] = (),
     ) -> Retrieval:
-        """Cut a retrieval to what fits the budget, recording what was dropped (:func:`crib_plugin.read.selection.select`)."""
-        # deferred: the select stage (the relevance gate, the per-entry cut, pointers: 30 % of `import numpy` beside
-        # the SessionStart hook's modules, which never select); `crib retrieve` imports it after the prefetch fork
-        from .read.selection import select
-        return select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
+        """Cut a retrieval to what fits the budget, recording what was dropped: the pipeline's
+        stages after fusion (:func:`crib_plugin.read.pipeline.select`)."""
+        return pipeline.select(self, retrieval, budget=budget, max_items=max_items, exclude=exclude, per_entry=per_entry, pointed=pointed)
 
     def render(self, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
-        """The rendered block for a (selected) retrieval, or ``""`` when it is empty.
-        With ``CRIB_LOG`` set, each render appends one JSON line describing the retrieval."""
-        block = ""
-        if not retrieval.empty:
-            ran = [c.channel for c in retrieval.channels if c.ran]
-            skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
-            block = render_block(
-                [h.entry for h in retrieval.hits], retrieval.facts, template=template, user_dir=self.settings.templates,
-                channels=ran, skipped=skipped, types=self.registry.types, pointers=[h.entry for h in retrieval.pointers],
-            )
-        if self.settings.log_path is not None:
-            # deferred: only with CRIB_LOG set; it loads hashlib (its _hashlib extension), before the prefetch fork
-            # in `crib retrieve`, where every prompt would pay for it
-            from .output.retrieval_log import log_retrieval
-            log_retrieval(self.settings.log_path, retrieval, block)
-        return block
+        """The rendered block for a (selected) retrieval, or ``""`` when it is empty: the pipeline's
+        last stage (:func:`crib_plugin.output.render.render_retrieval`)."""
+        return render_retrieval(self, retrieval, template=template)
 
     def retrieve(
         self,

@@ -524,22 +524,20 @@ def test_run_hook_refuses_a_context_over_the_cap(monkeypatch: pytest.MonkeyPatch
     assert out.getvalue() == "" and not state.path.exists()
 
 
-def test_render_within_cap_drops_lowest_ranked_hits_then_facts() -> None:
-    class Retrieval:
-        def __init__(self) -> None:
-            self.hits = ["best", "middle", "worst"]
-            self.facts = ["fact"]
+def test_render_within_a_cap_drops_lowest_ranked_hits_then_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin.core.records import Query, Retrieval
+    from crib_plugin.output import block
 
-    class FakeMemory:
-        def render(self, retrieval: Retrieval, *, template: str) -> str:
-            items = retrieval.hits + retrieval.facts
-            return "" if not items else "x" * (100 * len(items))
+    def render(memory: Any, retrieval: Any, *, template: str) -> str:
+        items = retrieval.hits + retrieval.facts
+        return "" if not items else "x" * (100 * len(items))
 
-    retrieval = Retrieval()
-    assert len(claude.render_within_cap(FakeMemory(), retrieval, 250)) == 200
-    assert retrieval.hits == ["best"] and retrieval.facts == ["fact"]
-    retrieval = Retrieval()
-    assert claude.render_within_cap(FakeMemory(), retrieval, 50) == ""
+    monkeypatch.setattr(block, "render_retrieval", render)
+    retrieval = Retrieval(Query("q"), hits=["best", "middle", "worst"], facts=["fact"])  # type: ignore[list-item]
+    text, shown = block.render_within(None, retrieval, "t", 250)  # type: ignore[arg-type]
+    assert len(text) == 200 and shown.hits == ["best"] and shown.facts == ["fact"]
+    assert retrieval.hits == ["best", "middle", "worst"]  # the selection it was given is not changed
+    assert block.render_within(None, retrieval, "t", 50)[0] == ""  # type: ignore[arg-type]
 
 
 def test_third_party_on_prompt_blocks_follow_cribs_own(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

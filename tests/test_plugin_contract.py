@@ -298,7 +298,9 @@ def test_crib_retrieve_reports_a_failure_of_cribs_on_prompt(db: Path, monkeypatc
     def boom(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("recall exploded")
 
-    monkeypatch.setattr(Memory, "recall", boom)
+    from crib_plugin.read import pipeline
+
+    monkeypatch.setattr(pipeline, "recall", boom)  # the read pipeline's first stages
     run_retrieve("which storage?")
     captured = capsys.readouterr()
     assert captured.out == "" and "retrieve failed open: recall exploded" in captured.err

@@ -29,6 +29,7 @@ class FakeStore:
     def __init__(self, entries: list[Entry], successors: dict[int, int] | None = None) -> None:
         self.entries = {e.id: e for e in entries}
         self.successors = successors or {}
+        self.floor = 0.3
 
     def superseded(self, ids: list[int]) -> dict[int, int]:
         return {i: self.successors[i] for i in ids if i in self.successors}
@@ -45,11 +46,23 @@ class FakeStore:
     def get_entries(self, ids: list[int]) -> dict[int, Entry]:
         return {i: self.entries[i] for i in ids if i in self.entries}
 
+    def vector_floor(self, key: str) -> float:
+        return self.floor
+
 
 class FakeMemory:
     def __init__(self, store: FakeStore, floor: float = 0.3) -> None:
-        self.store, self.floor = store, floor
+        self.store = store
+        self.floor = floor
         self.settings = Settings()  # the defaults: CRIB_PROJECTS=all
+
+    @property
+    def floor(self) -> float:
+        return self.store.floor
+
+    @floor.setter
+    def floor(self, value: float) -> None:
+        self.store.floor = value
 
     def vector_floor(self) -> float:
         return self.floor
@@ -355,20 +368,16 @@ def test_locomo_evaluate_scores_the_block_with_its_pointers(tmp_path: Any) -> No
     assert sum(n for _, n in union) > sum(n for _, n in entries)  # the pointers are counted
 
 
-def test_a_capped_block_drops_its_pointers_before_any_entry() -> None:
-    from crib_plugin.output.block import render_within
+def test_a_capped_block_drops_its_pointers_before_any_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin.output import block
 
-    class Selected:
-        def __init__(self) -> None:
-            self.hits, self.facts, self.pointers = ["best", "worst"], [], ["p1", "p2"]
+    def render(memory: Any, retrieval: Retrieval, *, template: str) -> str:
+        return "x" * (100 * len(retrieval.hits) + 10 * len(retrieval.pointers))
 
-    class Rendering:
-        def render(self, retrieval: Selected, *, template: str) -> str:
-            return "x" * (100 * len(retrieval.hits) + 10 * len(retrieval.pointers))
-
-    selected = Selected()
-    assert len(render_within(Rendering(), selected, "t", 205)) == 200
-    assert selected.hits == ["best", "worst"] and selected.pointers == []
+    monkeypatch.setattr(block, "render_retrieval", render)
+    selected = Retrieval(Query("q"), hits=["best", "worst"], pointers=["p1", "p2"])  # type: ignore[list-item]
+    text, shown = block.render_within(None, selected, "t", 205)  # type: ignore[arg-type]
+    assert len(text) == 200 and shown.hits == ["best", "worst"] and shown.pointers == []
 
 
 def test_the_retrieval_log_records_the_pointers(billing: Any, tmp_path: Any) -> None:

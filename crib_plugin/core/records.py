@@ -5,7 +5,7 @@ They are dataclasses so every stage can be tested on its own with literal values
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .entry_types import builtin_names
@@ -147,6 +147,7 @@ class Retrieval:
     gate: Any = None  # relevance.GateDecision once select() has applied the gate
     evidence: Any = None  # (list of evidence.Evidence, evidence.Cut) once select() has applied the per-entry cut
     pointers: list[Hit] = field(default_factory=list)  # one-line pointers below the entries (crib_plugin.read.pointers)
+    judged: bool = False  # a judge model picked the entries (the gated stage): no pointers beside them
 
     @property
     def search_type(self) -> str:
@@ -161,3 +162,11 @@ class Retrieval:
     @property
     def empty(self) -> bool:
         return not self.hits and not self.facts and not self.pointers
+
+
+def fresh(retrieval: Retrieval) -> Retrieval:
+    """A stage's own copy of the value it was given: new lists and dicts (the hits, entries and
+    reports in them are shared, as the stage before left them), so a stage never changes its input."""
+    return replace(retrieval, hits=list(retrieval.hits), facts=list(retrieval.facts), channels=list(retrieval.channels),
+                   dropped=list(retrieval.dropped), timings=dict(retrieval.timings), notes=list(retrieval.notes),
+                   pointers=list(retrieval.pointers))

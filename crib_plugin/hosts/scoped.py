@@ -115,8 +115,7 @@ def recall_scopes(
     retrievals: list[tuple[str, Retrieval]] = []
     for order, name in enumerate(existing):
         with open_scope(name, create=False, cwd=cwd, readonly=True) as memory:
-            retrieval = memory.recall(query, channels=channels)
-            tag_scope(retrieval, name)
+            retrieval = tag_scope(memory.recall(query, channels=channels), name)
             retrievals.append((name, retrieval))
             found.extend((-h.score, order, h) for h in retrieval.hits[:limit])
             for note in memory.warnings:

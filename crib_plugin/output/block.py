@@ -8,30 +8,33 @@ caller opens the stores; ``other`` is the global store when there is one besides
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ..core.records import Retrieval
+from ..core.records import Retrieval, fresh
 from ..read.across import select_across
-from .render import CLASSIC
+from .render import CLASSIC, render_retrieval
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike
 
 
-def render_within(memory: MemoryLike, retrieval: Retrieval, template: str, cap: int | None) -> str:
-    """Render; with a ``cap``, drop the pointers, then the lowest-ranked hits (then facts) until the block fits."""
+def render_within(memory: MemoryLike, retrieval: Retrieval, template: str, cap: int | None) -> tuple[str, Retrieval]:
+    """The *rendered* stage within a ``cap``: the block, and what it shows — the pointers dropped
+    first, then the lowest-ranked hits (then facts) until it fits. ``retrieval`` is not changed."""
+    shown = fresh(retrieval)
     while True:
-        block: str = memory.render(retrieval, template=template)
+        block = render_retrieval(memory, shown, template=template)
         if cap is None or len(block) <= cap:
-            return block
-        if getattr(retrieval, "pointers", None):
-            retrieval.pointers.pop()
-        elif retrieval.hits:
-            retrieval.hits.pop()
-        elif retrieval.facts:
-            retrieval.facts.pop()
+            return block, shown
+        if shown.pointers:
+            shown.pointers.pop()
+        elif shown.hits:
+            shown.hits.pop()
+        elif shown.facts:
+            shown.facts.pop()
         else:
-            return ""
+            return "", shown
 
 
 def produce_block(
@@ -58,5 +61,5 @@ def produce_block(
                               pointed=pointed)
     skip = set(exclude_facts)
     if skip:
-        retrieval.facts = [f for f in retrieval.facts if f.id not in skip]
-    return render_within(memory, retrieval, template, cap), retrieval
+        retrieval = replace(retrieval, facts=[f for f in retrieval.facts if f.id not in skip])
+    return render_within(memory, retrieval, template, cap)

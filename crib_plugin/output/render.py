@@ -14,15 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core.entry_types import as_table
-from ..core.records import Entry, Fact
+from ..core.records import Entry, Fact, Retrieval
 from ..core.timeutil import now_iso
 from ..text.redact import redact_for_render as safe
 from ..text.redact import redact_head_for_render
 from ..text.scrub import neutralise_tags
 from ..text.snippet import snippet
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.contracts import MemoryLike
 
 TEMPLATE_DIRS = (Path(__file__).resolve().parent / "templates",)
 
@@ -143,3 +146,23 @@ def render_block(
         types=as_table(types),
     )
     return text.strip() + "\n"
+
+
+def render_retrieval(memory: MemoryLike, retrieval: Retrieval, *, template: str = CLASSIC) -> str:
+    """The pipeline's last stage, *rendered*: the block for a selected retrieval, or ``""`` when it is
+    empty (:func:`render_block` with the memory's templates and types). With ``CRIB_LOG`` set, each
+    render appends one JSON line describing the retrieval."""
+    block = ""
+    if not retrieval.empty:
+        ran = [c.channel for c in retrieval.channels if c.ran]
+        skipped = [f"{c.channel}: {c.note}" for c in retrieval.channels if not c.ran]
+        block = render_block(
+            [h.entry for h in retrieval.hits], retrieval.facts, template=template, user_dir=memory.settings.templates,
+            channels=ran, skipped=skipped, types=memory.registry.types, pointers=[h.entry for h in retrieval.pointers],
+        )
+    if memory.settings.log_path is not None:
+        # deferred: only with CRIB_LOG set; it loads hashlib (its _hashlib extension), before the prefetch fork
+        # in `crib retrieve`, where every prompt would pay for it
+        from .retrieval_log import log_retrieval
+        log_retrieval(memory.settings.log_path, retrieval, block)
+    return block

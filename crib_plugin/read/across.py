@@ -3,7 +3,7 @@
 Each store is recalled and selected on its own — its own relevance gate, floors, reranker and
 vectors — and the two selections are merged by fused score (the project's first on ties), then cut
 to the budget again. Each memory of a merged block carries its scope (``project``/``global``); a
-selection from one store alone is left exactly as :func:`~crib_plugin.read.selection.select` made it.
+selection from one store alone is left exactly as :func:`~crib_plugin.read.pipeline.read` made it.
 
 Entry ids are per store, so where one set must hold memories of both stores (a session's
 "already injected" list) a global entry's key is its id negated: :func:`scope_key`.
@@ -18,8 +18,9 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.faillog import log_failure
-from ..core.records import Hit, Retrieval
+from ..core.records import Hit, Retrieval, fresh
 from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
+from .pipeline import read
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike
@@ -39,12 +40,15 @@ def split_exclude(exclude: Iterable[int]) -> tuple[set[int], set[int]]:
     return project, other
 
 
-def tag_scope(retrieval: Retrieval, scope: str) -> None:
-    """Mark every hit's entry with its scope; a global fact gets a negative id (see :func:`scope_key`)."""
-    retrieval.hits = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.hits]
-    retrieval.pointers = [Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.pointers]
-    if scope == "global":
-        retrieval.facts = [dataclasses.replace(f, id=scope_key(scope, f.id)) for f in retrieval.facts]
+def tag_scope(retrieval: Retrieval, scope: str) -> Retrieval:
+    """A new retrieval whose hits' and pointers' entries carry ``scope``; a global fact gets a
+    negative id (see :func:`scope_key`)."""
+    facts = [dataclasses.replace(f, id=scope_key(scope, f.id)) for f in retrieval.facts] if scope == "global" else list(retrieval.facts)
+    return dataclasses.replace(
+        fresh(retrieval), facts=facts,
+        hits=[Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.hits],
+        pointers=[Hit(dataclasses.replace(h.entry, scope=scope), h.score, h.channels) for h in retrieval.pointers],
+    )
 
 
 def select_across(
@@ -59,7 +63,8 @@ def select_across(
     primary_scope: str = "project",
     pointed: Iterable[int] = (),
 ) -> Retrieval:
-    """``primary.select(primary.recall(prompt))``, merged with ``other``'s own selection when given.
+    """The read pipeline for ``prompt`` on ``primary`` (:func:`crib_plugin.read.pipeline.read`), merged
+    with ``other``'s own when given.
 
     ``exclude`` (entries) and ``pointed`` (pointers, :mod:`crib_plugin.read.pointers`) hold
     :func:`scope_key` keys of what the session was already given. Returns a :class:`Retrieval` whose hits' entries
@@ -71,15 +76,11 @@ def select_across(
     my_pointers, their_pointers = split_exclude(pointed)
     if primary_scope == "global":
         mine, my_pointers = theirs, their_pointers
-    retrieval = primary.select(primary.recall(prompt, channels=channels), budget=budget, exclude=mine, max_items=max_items,
-                               pointed=my_pointers)
+    retrieval = read(primary, prompt, channels=channels, budget=budget, exclude=mine, max_items=max_items, pointed=my_pointers)
     if other is None:
-        if primary_scope == "global":
-            tag_scope(retrieval, "global")
-        return retrieval
+        return tag_scope(retrieval, "global") if primary_scope == "global" else retrieval
     try:
-        extra = other.select(other.recall(prompt, channels=channels), budget=budget, exclude=theirs, max_items=max_items,
-                             pointed=their_pointers)
+        extra = read(other, prompt, channels=channels, budget=budget, exclude=theirs, max_items=max_items, pointed=their_pointers)
     except Exception as exc:  # the global store must never break the project's retrieval
         log_failure("global store", exc)
         extra = Retrieval(query=retrieval.query)
@@ -89,20 +90,19 @@ def select_across(
 
 
 def merge(project: Retrieval, other: Retrieval, budget: int, max_items: int) -> Retrieval:
-    """The two selections as one: hits by score (project first on ties), cut to the budget again."""
-    tag_scope(project, "project")
-    tag_scope(other, "global")
+    """The two selections as one (a new retrieval): hits by score (project first on ties), cut to the budget again."""
+    project, other = tag_scope(project, "project"), tag_scope(other, "global")
     hits = sorted(project.hits + other.hits, key=lambda h: -h.score)  # stable: project first on ties
     facts = (project.facts + other.facts)[:DEFAULT_MAX_FACTS]
     fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
     kept, dropped = fit_budget([h.entry.content for h in hits], budget, overhead=300 + fact_cost, max_items=max_items)
-    project.hits = [hits[i] for i in kept]
-    project.dropped.extend((hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped)
-    project.facts = facts
-    project.channels = project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels]
+    merged = dataclasses.replace(
+        project, hits=[hits[i] for i in kept], facts=facts,
+        dropped=project.dropped + [(hits[i].entry.id, f"budget ({hits[i].entry.scope})") for i in dropped],
+        channels=project.channels + [dataclasses.replace(c, channel=f"global:{c.channel}") for c in other.channels],
+    )
     # deferred: imported after the prefetch fork, overlapping the prompt's embedding (157 ms)
     from .pointers import merge_pointers
 
-    used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in project.hits)
-    project.pointers = merge_pointers(project.hits, project.pointers + other.pointers, budget, used)
-    return project
+    used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in merged.hits)
+    return dataclasses.replace(merged, pointers=merge_pointers(merged.hits, project.pointers + other.pointers, budget, used))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..core.errors import InputError
 from ..write.manage import entry_data
+from .pipeline import recall
 from .query import prepare
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,7 +28,7 @@ def preview_forget(memory: "MemoryLike", query: str, limit: int = 20) -> list[di
         raise InputError("forget --query needs some text to match")
     prepared = prepare(query)
     words = [w.lower() for w in prepared.keywords] + list(prepared.cjk_terms)
-    hits = [h for h in memory.recall(query).hits if mentions(h.entry.content, words)][:limit]
+    hits = [h for h in recall(memory, query).hits if mentions(h.entry.content, words)][:limit]
     out = []
     for hit in hits:
         data = entry_data(memory, hit.entry.id)

@@ -1,8 +1,9 @@
-"""The read path: prompt → query → channels → fusion → (budget) → hits, with a report of each stage.
+"""The pipeline's first three stages (:mod:`crib_plugin.read.pipeline` runs them in order):
+*query* → *channel candidates* → *fused*.
 
-``Memory.recall`` returns a :class:`~crib_plugin.core.records.Retrieval` carrying every channel's own
-ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why a memory was
-(or was not) injected.
+Each takes a :class:`~crib_plugin.core.records.Retrieval` and returns a new one carrying every
+channel's own ranking, what each floor dropped and per-stage timings, so ``--explain`` can show why
+a memory was (or was not) injected.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from ..core.authorship import readable_entries
 from ..core.errors import ConfigError, CribError, StoreUnavailable
 from ..core.limits import bound_prompt
-from ..core.records import ChannelResult, Fact, Hit, Retrieval
+from ..core.records import ChannelResult, Fact, Hit, Retrieval, fresh
 from ..plugins.trace import swallowed
 from .fusion import fuse
 from .query import prepare
@@ -53,20 +54,20 @@ def select_channels(memory: "MemoryLike", names: Sequence[str] | None) -> list[s
     return names
 
 
-def recall(
-    memory: "MemoryLike",
-    text: str,
-    *,
-    channels: Sequence[str] | None = None,
-    candidates: int = CANDIDATES,
-) -> Retrieval:
-    """Run the selected channels on ``text`` and fuse them. Floors apply; the budget does not."""
+def query_stage(text: str) -> Retrieval:
+    """Stage 1, *query*: the prompt prepared once (keywords, full-text expression, CJK), its length
+    bounded so its cost is bounded too. Returns a retrieval holding only the query."""
     started = time.perf_counter()
-    query = prepare(bound_prompt(text))  # bounded cost whatever the prompt's length
-    retrieval = Retrieval(query=query)
-    retrieval.timings["prepare"] = time.perf_counter() - started
-    if not query.text:
-        return retrieval
+    query = prepare(bound_prompt(text))
+    return Retrieval(query=query, timings={"prepare": time.perf_counter() - started})
+
+
+def candidates_stage(memory: "MemoryLike", asked: Retrieval, channels: Sequence[str] | None = None,
+                     candidates: int = CANDIDATES) -> Retrieval:
+    """Stage 2, *channel candidates*: every selected channel's own ranking of the query (floors marked,
+    not applied), reported in the selected order whatever order they ran in."""
+    retrieval = fresh(asked)
+    query = retrieval.query
     names = select_channels(memory, channels)
     results: dict[str, ChannelResult] = {}
     read_ahead = False
@@ -77,14 +78,14 @@ def recall(
             read_ahead = True
             memory.while_embedding(_rerank_pool(results.values()), query.text)
         results[name] = run_channel(memory, name, query, candidates)
-    for name in names:  # reported (and fused) in the selected order, whatever order they ran in
+    for name in names:
         result = results[name]
         retrieval.channels.append(result)
         retrieval.timings[name] = result.seconds
         for hit in result.hits:
             if not hit.passed_floor:
                 retrieval.dropped.append((hit.entry_id, f"{name} floor"))
-    return assemble(memory, retrieval)
+    return retrieval
 
 
 def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
@@ -103,12 +104,14 @@ def _needs_embedding(memory: "MemoryLike", name: str) -> bool:
     return bool(getattr(memory.registry.channels[name], "needs_embedding", False))
 
 
-def assemble(memory: "MemoryLike", retrieval: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
-    """Fuse the channel results already in ``retrieval`` into hits and facts (in place).
+def fused_stage(memory: "MemoryLike", found: Retrieval, *, only: Sequence[str] | None = None) -> Retrieval:
+    """Stage 3, *fused*: the channels' rankings fused into one list of hits (the entries this
+    project may read), adjusted for time and type, with the facts the channels matched.
 
     ``only`` restricts fusion to some of the channels that ran — the evaluation uses it to score
     every channel alone and fused from one run of each channel.
     """
+    retrieval = fresh(found)
     mark = time.perf_counter()
     results = [r for r in retrieval.channels if only is None or r.channel in only]
     fused = fuse(results, weights=memory.channel_weights())

@@ -1,76 +1,88 @@
-"""The select stage behind ``Memory.select``: the relevance gate, the per-entry cut, the rerank and the budget.
+"""The pipeline's stages after fusion (:mod:`crib_plugin.read.pipeline` runs them in order):
+*gated* (the relevance gate, the per-entry cut, an opt-in judge) → *selected* (the rerank and the
+budget) → *pointers*.
 
-A retrieval (fused hits, best first) comes in; what fits the character budget goes out, and every
-hit left behind is recorded in ``retrieval.dropped`` with the reason. ``memory`` is the
-:class:`~crib_plugin.memory.Memory` facade (settings, store, models); it is not imported here, so
-the facade can import this module.
+Each takes the previous stage's :class:`~crib_plugin.core.records.Retrieval` and returns a new one;
+every hit left behind is recorded in ``dropped`` with the reason. ``memory`` is an open memory
+(:class:`~crib_plugin.plugins.contracts.MemoryLike`: settings, store, models), never the facade.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..core.deadline import capped
 from ..core.errors import CribError
-from ..core.records import Retrieval
+from ..core.records import Fact, Retrieval, fresh
 from ..write.supersede import attach_successors
 from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
-from .gate.evidence import judge
+from .gate.evidence import cut_entries
 from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
 from .gate.relevance import FLOOR_BELOW_GATE, close_if_irrelevant, term_weights
 from .pointers import choose_pointers
 from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
-__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "select", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for Memory.while_embedding
+__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "gated_stage", "selected_stage", "pointers_stage", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for Memory.while_embedding
 
 
-def select(
-    memory: Any,
-    retrieval: Retrieval,
-    *,
-    budget: int | None = None,
-    max_items: int = DEFAULT_MAX_ITEMS,
-    exclude: Iterable[int] = (),
-    per_entry: bool = True,
-    pointed: Iterable[int] = (),
-) -> Retrieval:
-    """Cut a retrieval to what fits the character budget (best first); record what was dropped.
+def gated_stage(memory: Any, fused: Retrieval, *, per_entry: bool = True) -> Retrieval:
+    """Stage 4, *gated*: the relevance gate (nothing passes when the prompt has no relevant memory),
+    then the per-entry cut (:mod:`crib_plugin.read.gate.evidence`: each hit on its own evidence), then
+    an opt-in judge model's picks (:mod:`crib_plugin.read.gate.judging`), which replace the cut's.
 
-    ``per_entry=False`` skips the per-entry cut (:mod:`crib_plugin.read.gate.evidence`) and the pointers
-    below it: the evaluation uses it to measure what the cut changes. ``pointed``: entries this
-    session was already given as pointers (:mod:`crib_plugin.read.pointers`), not pointed to again.
+    ``per_entry=False`` skips the cut and the judge: the evaluation uses it to measure what they change.
     """
-    budget = budget or memory.settings.budget
+    retrieval = fresh(fused)
     judge = configured_judge(memory, retrieval) if per_entry else None
     pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
-    fused = list(retrieval.hits)  # before the gate: where the pointers below the entries come from
-    judged = False
     decision = close_if_irrelevant(memory, retrieval)
     if decision.open and per_entry:
         cut_per_entry(memory, retrieval, decision)
     if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
-        judged = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
+        retrieval.judged = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
+    return retrieval
+
+
+def selected_stage(memory: Any, gated: Retrieval, *, budget: int, max_items: int = DEFAULT_MAX_ITEMS,
+                   exclude: Iterable[int] = ()) -> Retrieval:
+    """Stage 5, *selected*: what the session was not given yet, reranked only when it does not all
+    fit, cut to the character budget (best first); a superseded entry never without its successor.
+    Every hit left behind is recorded in ``dropped`` with the reason."""
+    retrieval = fresh(gated)
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
     for hit in retrieval.hits:
         if hit.entry.id in excluded:
             retrieval.dropped.append((hit.entry.id, "already injected this session"))
     facts = retrieval.facts[:DEFAULT_MAX_FACTS]
-    fact_cost = sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
     retrieval.hits = candidates
-    candidates = rerank_candidates(memory, retrieval, budget, max_items, overhead=300 + fact_cost)
+    candidates = rerank_candidates(memory, retrieval, budget, max_items, overhead=300 + facts_cost(facts))
     kept, dropped = fit_budget(
-        [h.entry.content for h in candidates], budget, overhead=300 + fact_cost, max_items=max_items
+        [h.entry.content for h in candidates], budget, overhead=300 + facts_cost(facts), max_items=max_items
     )
     for index in dropped:
         retrieval.dropped.append((candidates[index].entry.id, "budget"))
     retrieval.hits = [candidates[i] for i in kept]
     retrieval.facts = facts
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
-    if per_entry and not judged:  # a judge that answered decided the whole block: no maybes beside its picks
-        used = 300 + fact_cost + sum(item_cost(h.entry.content) for h in retrieval.hits)
-        choose_pointers(memory, retrieval, fused, skip=excluded | set(pointed), budget=budget, used=used)
     return retrieval
+
+
+def pointers_stage(memory: Any, fused: Retrieval, selected: Retrieval, *, budget: int, skip: Iterable[int] = (),
+                   per_entry: bool = True) -> Retrieval:
+    """Stage 6, *pointers*: one-line pointers (:mod:`crib_plugin.read.pointers`) to the next
+    candidates of the ``fused`` ranking (before the gate) that the block's entries leave room for;
+    none beside a judge's picks (it decided the whole block) or without the per-entry cut."""
+    retrieval = fresh(selected)
+    if per_entry and not retrieval.judged:
+        used = 300 + facts_cost(retrieval.facts) + sum(item_cost(h.entry.content) for h in retrieval.hits)
+        choose_pointers(memory, retrieval, fused.hits, skip=skip, budget=budget, used=used)
+    return retrieval
+
+
+def facts_cost(facts: Sequence[Fact]) -> int:
+    """The characters the block's facts take (what the budget leaves for entries)."""
+    return sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
 
 
 def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
@@ -82,7 +94,7 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
             floor = memory.vector_floor()
         except CribError:
             floor = gate - FLOOR_BELOW_GATE
-    kept, evidence, cut = judge(
+    kept, evidence, cut = cut_entries(
         memory, retrieval, gate=gate, floor=floor, time_only=decision.time_only,
         distinct=getattr(decision, "distinctive", None),
     )

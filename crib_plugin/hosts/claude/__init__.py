@@ -78,7 +78,7 @@ from .input import (
     parse_hook_input,
     resolve_db,
 )
-from .output import HookResult, join_within_cap, plugin_blocks, render_within_cap
+from .output import HookResult, join_within_cap, plugin_blocks
 from .prompt import user_prompt_submit
 from .runner import HANDLERS, run_hook
 from .start import MEMORY_AVAILABLE, Standing, last_user_prompt, memory_available, session_start, standing_entries
@@ -90,6 +90,6 @@ __all__ = [
     "STATE_VERSION", "TRANSCRIPT_TAIL_BYTES", "USER_PROMPT_SUBMIT", "VECTOR_SHARE", "HookError", "HookInput",
     "HookResult", "SessionState", "Standing", "fetch_model_in_background", "hook_timeout", "join_within_cap",
     "last_user_prompt", "memory_available", "parse_hook_input", "plugin_blocks", "prune_sessions",
-    "render_within_cap", "resolve_db", "run_hook", "sanitise_session_id", "session_start", "session_ttl_days",
+    "resolve_db", "run_hook", "sanitise_session_id", "session_start", "session_ttl_days",
     "sessions_dir", "standing_entries", "user_prompt_submit",
 ]

@@ -58,7 +58,7 @@ class HookInput:
     transcript_path: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
     started: float | None = None  # time.perf_counter() when the hook began (set by run_hook)
-    budget: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT)
+    timeout: float = DEFAULT_TIMEOUT  # seconds it may take (CRIB_HOOK_TIMEOUT); not the block's budget, which is characters
     host: str = "claude"  # which agent host sent it (:mod:`crib_plugin.hosts.agents`)
 
 

@@ -57,15 +57,6 @@ def open_memory(db: Path) -> Any:
     return Memory(create=False, settings=settings, readonly=True)  # an older store is upgraded: an upgrade of crib never silences the hooks
 
 
-def render_within_cap(memory: Any, retrieval: Any, cap: int) -> str:
-    """Render the fenced block, dropping the lowest-ranked hits (then facts) until it fits ``cap``."""
-    # deferred: imported after the prefetch fork, overlapping the prompt's embedding (21 ms)
-    from ...output.block import render_within
-    from ...output.render import CONTEXT
-
-    return render_within(memory, retrieval, CONTEXT, cap)
-
-
 def plugin_blocks(memory: Any, prompt: str, state: SessionState, budget: int) -> list[str]:
     """Blocks from third-party ``on_prompt`` implementations (crib's own is replaced by this module).
 

@@ -42,7 +42,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
     with open_memory(db if scope == "project" else global_db()) as memory:
         give_up_at = None
         if hook.started is not None:  # the vector may use part of the budget; the rest must still answer
-            give_up_at = hook.started + VECTOR_SHARE * hook.budget
+            give_up_at = hook.started + VECTOR_SHARE * hook.timeout
         session = Session(
             memory, id=state.session_id, injected=set(state.entries), budget=memory.settings.budget,
             injected_facts=set(state.facts), cap=CLAUDE_CONTEXT_CAP, worker=worker, give_up_at=give_up_at,

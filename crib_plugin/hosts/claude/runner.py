@@ -77,7 +77,7 @@ def run_hook(
 
     def work() -> "HookResult | None":
         hook = parse_hook_input(_read(stdin), event, host)
-        hook.started, hook.budget = started, timeout
+        hook.started, hook.timeout = started, timeout
         db = resolve_db(hook)
         if own_process:  # one-shot process: make every component (and the log) agree on the db
             os.environ["CRIB_DB"] = str(db)
@@ -132,7 +132,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
     def answer(note: Callable[[dict[str, Any]], None]) -> tuple[str, Any] | None:
         try:
             hook = parse_hook_input(_read(stdin), event, host)
-            hook.started, hook.budget = origin, timeout
+            hook.started, hook.timeout = origin, timeout
             db = resolve_db(hook)
             os.environ["CRIB_DB"] = str(db)  # one-shot process: every component (and the log) agrees
             note({"db": str(db)})  # so the parent logs a timeout beside this database

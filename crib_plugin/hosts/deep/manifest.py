@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...core.cues import cue_of
 from ...core.entry_types import as_table, builtin_names
+from ...read.pipeline import recall
 from ...read.query import quote
-from ...read.recall import recall
 from ...scopes import SCOPES, open_scope, scope_path
 from ...text.redact import redact_head_for_render
 from ...text.snippet import snippet as one_line

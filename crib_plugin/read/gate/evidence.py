@@ -32,7 +32,7 @@ from .prompt_kind import prompt_kind
 from .relevance import AGREE_COVERAGE, FTS_COVERAGE, WINDOW_FLOOR_DROP, asks_by_time_alone, named_types, selective_window, vector_extras
 from .specific import contains, distinctive, term_weights
 
-__all__ = ["Cut", "Evidence", "judge", "prompt_kind"]
+__all__ = ["Cut", "Evidence", "cut_entries", "prompt_kind"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Hit, Retrieval
@@ -110,7 +110,7 @@ def _cosines(retrieval: Retrieval) -> dict[int, float]:
     return {h.entry_id: h.score for h in vector.hits} if vector else {}
 
 
-def judge(
+def cut_entries(
     memory: MemoryLike,
     retrieval: Retrieval,
     *,
