@@ -123,3 +123,10 @@ def test_gate_fit_learns_a_separable_gate_and_scores_it() -> None:
     scores = np.hstack([np.ones((len(x), 1)), x]) @ beta
     assert gate_fit.auc(scores[y == 1], scores[y == 0]) == 1.0
     assert gate_fit.auc(scores[y == 0], scores[y == 1]) == 0.0
+
+
+@pytest.mark.slow
+def test_hook_load_bench_quick(tmp_path: Path) -> None:
+    out = run_script("hook_load.py", "--quick", "--keep", str(tmp_path / "stores"), timeout=600)
+    rows = [row for row in table_rows(out) if row[0] != "calls"]
+    assert len(rows) == 1 and rows[0][0] == "6" and rows[0][-1] == "yes", out
