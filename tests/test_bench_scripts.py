@@ -137,3 +137,10 @@ def test_the_mutation_tables_rows_are_current() -> None:
         assert (ROOT / test_file).is_file(), row
         defined = f"def {name.rsplit('::', 1)[-1]}("  # in the file, or in a shared suite it inherits (store_contract.py)
         assert any(defined in path.read_text(encoding="utf-8") for path in (ROOT / "tests").glob("*.py")), row
+
+
+@pytest.mark.slow
+def test_hook_load_bench_quick(tmp_path: Path) -> None:
+    out = run_script("hook_load.py", "--quick", "--keep", str(tmp_path / "stores"), timeout=600)
+    rows = [row for row in table_rows(out) if row[0] != "calls"]
+    assert len(rows) == 1 and rows[0][0] == "6" and rows[0][-1] == "yes", out

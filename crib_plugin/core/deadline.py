@@ -11,6 +11,15 @@ The deadline counts from the **start of the process** (read from ``/proc`` where
 Python's own start-up is inside ``CRIB_HOOK_TIMEOUT``, not on top of it: the hook's wall time is
 the budget plus the time to exit (a few milliseconds).
 
+The deadline is also enforced on the hook process as a whole, from outside whatever it is doing:
+:func:`arm_exit` sets a ``SIGALRM`` timer for the moment the process is ``CRIB_HOOK_TIMEOUT`` old,
+whose handler kills the child's group and leaves with ``os._exit(0)``, nothing printed. So a slow
+step in the parent itself — reading the settings, saving the session record on a loaded disk,
+logging the timeout, a start-up slower than the budget — is cut at the deadline too, not only
+the child's work. The one line of the answer is written with ``SIGALRM`` blocked, so it is
+never cut in half; the session record is saved after it (an answer cut before its record is
+saved may be injected again later, never lost or half-printed).
+
 The child reads stdin itself (bounded, :data:`crib_plugin.core.limits.MAX_HOOK_STDIN_BYTES`), so a
 writer that never closes the pipe cannot hold the parent either. It answers with one JSON message
 — the line to print and the session record to keep — and the parent saves that record only once
@@ -89,20 +98,67 @@ def supported() -> bool:
     return hasattr(os, "fork") and hasattr(os, "killpg")
 
 
-def process_age() -> float:
-    """Seconds since this process started (0.0 when the platform does not say; at most MAX_STARTUP)."""
+def process_age(cap: float | None = MAX_STARTUP) -> float:
+    """Seconds since this process started (0.0 when the platform does not say; at most ``cap``)."""
     try:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
         start_ticks = int(fields[19])  # field 22 of stat(5); fields[0] is field 3
         with open("/proc/uptime", "rb") as fh:
             uptime = float(fh.read().split()[0])
-        return min(MAX_STARTUP, max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK")))
+        age = max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+        return age if cap is None else min(cap, age)
     except (OSError, ValueError, IndexError):
         return 0.0
 
 
 Note = Callable[[dict[str, Any]], None]
+
+_doomed_group: int | None = None  # the forked child's process group, killed when the alarm fires
+
+
+def _on_alarm(_signum: int, _frame: Any) -> None:
+    """The hook's budget is spent: kill the child's group, leave at once with status 0, print nothing."""
+    if _doomed_group is not None:
+        _kill(_doomed_group)
+    os._exit(0)
+
+
+def arm_exit(timeout: float) -> bool:
+    """Leave this process (status 0, nothing printed) when it is ``timeout`` seconds old, whatever
+    it is doing then: a ``SIGALRM`` timer (re-arming replaces the previous one). A process already
+    that old leaves now. Only for a process that is itself the hook, from its main thread;
+    returns False (and does nothing) where the timer cannot be used."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    left = timeout - process_age(cap=None)
+    if left <= 0:
+        _on_alarm(signal.SIGALRM, None)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    return True
+
+
+def disarm() -> None:
+    """Cancel :func:`arm_exit`'s timer (a process that goes on after the hook, such as a test runner)."""
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _write_whole(stdout: IO[str], line: str) -> None:
+    """``line`` and a newline to ``stdout``, with ``SIGALRM`` held back until it is written: an
+    answer is printed whole or not at all."""
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        stdout.write(line + "\n")
+        stdout.flush()
+    except (OSError, ValueError):
+        pass
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
 
 
 def run_in_child(
@@ -119,10 +175,11 @@ def run_in_child(
     ``record`` (JSON-ready) handed to ``commit`` first. ``note`` sends the parent a JSON object
     early (e.g. which database the hook resolved, so a timeout is logged beside it). At the
     deadline the child's process group is killed, ``on_timeout(notes so far)`` runs and nothing is
-    printed. Always returns 0; never raises.
+    printed. ``line`` is printed before ``record`` is committed (see the module docstring). Always
+    returns 0; never raises.
     """
-    global _hard_deadline
-    deadline = time.monotonic() + max(0.05, timeout - process_age() - EXIT_MARGIN)
+    global _hard_deadline, _doomed_group
+    deadline = time.monotonic() + max(0.05, timeout - process_age(cap=None) - EXIT_MARGIN)
     _hard_deadline = deadline  # the child inherits it (remaining(), capped())
     for stream in (stdout, sys.stderr):
         try:
@@ -136,6 +193,7 @@ def run_in_child(
         _child(answer, write_end)
     os.close(write_end)
     _hard_deadline = None  # the parent only waits
+    _doomed_group = pid  # the alarm (arm_exit), if it fires, kills it
     try:
         os.setpgid(pid, pid)  # also here: the child may not have done it yet when the deadline comes
     except OSError:
@@ -147,17 +205,14 @@ def run_in_child(
         on_timeout([m for m in messages if "note" in m])
         return 0
     _reap(pid)
+    _doomed_group = None
     message = next((m for m in messages if isinstance(m.get("line"), str)), None)
     if message is None:
         return 0
+    _write_whole(stdout, message["line"])
     try:
         commit(message.get("record"))
     except Exception:  # noqa: BLE001, S110 - the answer is still right; at worst it is repeated later
-        pass
-    try:
-        stdout.write(message["line"] + "\n")
-        stdout.flush()
-    except (OSError, ValueError):
         pass
     return 0
 

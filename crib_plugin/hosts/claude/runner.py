@@ -10,10 +10,21 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from ...core import deadline
+from ...core.config import specs
 from ...core.errors import StoreMissing
 from ...core.faillog import log_failure
 from ...core.limits import MAX_HOOK_STDIN_BYTES
-from .input import SESSION_START, USER_PROMPT_SUBMIT, HookError, HookInput, hook_timeout, parse_hook_input, resolve_db
+from .input import (
+    DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
+    SESSION_START,
+    USER_PROMPT_SUBMIT,
+    HookError,
+    HookInput,
+    hook_timeout,
+    parse_hook_input,
+    resolve_db,
+)
 from .output import HookResult
 from .prompt import user_prompt_submit
 from .start import session_start
@@ -57,7 +68,9 @@ def run_hook(
     Reading stdin, opening the database and retrieving all happen in a daemon worker thread; the
     calling thread waits at most ``CRIB_HOOK_TIMEOUT`` seconds. On timeout nothing is printed, one
     line is logged and — when this process is the hook (``own_process``) — it leaves at once with
-    ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. The session
+    ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. A hook process
+    also arms :func:`crib_plugin.core.deadline.arm_exit` first: whatever runs when the budget is
+    spent — in the child or in this process — the process leaves then, status 0, nothing printed. The session
     record is saved only when the answer is printed, so a timed-out answer is not remembered as
     injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
     thread with a killable child process: a hard deadline (see :mod:`crib_plugin.core.deadline`).
@@ -66,14 +79,19 @@ def run_hook(
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     started = time.perf_counter()
+    if own_process:  # the budget, from outside the work: until the settings say otherwise, the environment's
+        deadline.arm_exit(_first_timeout())
     try:
         timeout = hook_timeout()
     except Exception as exc:  # a malformed setting: log it (naming the variable), print nothing
         _log(event, exc)
         return 0
+    if own_process:
+        deadline.arm_exit(timeout)
 
     if own_process and deadline.supported():  # a hard deadline: the work runs in a killable child
-        return _run_forked(event, stdin, stdout, timeout, started, host)
+        _leave(stdout, _run_forked(event, stdin, stdout, timeout, started, host))
+        return 0
 
     def work() -> "HookResult | None":
         hook = parse_hook_input(_read(stdin), event, host)
@@ -95,7 +113,30 @@ def run_hook(
         return 0
     if result is not None:
         _emit(event, result, stdout)
+    if own_process:
+        _leave(stdout, 0)
     return 0
+
+
+def _leave(stdout: IO[str], code: int) -> None:
+    """A hook process is done: it leaves now (``os._exit``), so the armed alarm can never find it
+    tearing down the interpreter (whose clean-up restores SIGALRM's default: a kill, not exit 0).
+    Under a test runner the alarm is cancelled instead and the caller goes on."""
+    if hasattr(sys, "_called_from_test"):
+        deadline.disarm()
+        return
+    _hard_exit(stdout)
+
+
+def _first_timeout() -> float:
+    """``CRIB_HOOK_TIMEOUT`` as the environment gives it (else the default), before the settings
+    files are read: the alarm that bounds reading them."""
+    spec = dict(specs())["hook_timeout"]
+    try:
+        value = float(os.environ.get(spec.var, "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return min(value, MAX_TIMEOUT) if value > 0 else DEFAULT_TIMEOUT  # NaN too
 
 
 def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:
