@@ -29,7 +29,7 @@ COMMANDS: dict[str, str] = {
     "import": "transfer:import_", "export": "transfer:export", "facts": "transfer:facts", "reindex": "transfer:reindex",
     "init": "admin:init", "doctor": "admin:doctor", "scrub": "admin:scrub", "mcp": "serve:mcp",
     "hook": "hooks:hook", "migrate": "migrate:migrate",
-    "setup": "setup_cmd:setup",
+    "setup": "setup_cmd:setup", "sync": "setup_cmd:sync",
     "where": "manage:where", "list": "manage:list_", "show": "manage:show", "stats": "manage:stats",
     "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_",
 }
