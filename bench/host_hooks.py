@@ -13,8 +13,9 @@ What it does:
 3. Gemini runs ``AfterModel`` once per streamed chunk: times ``crib hook after-model --host gemini``
    over a ``--chunks``-chunk answer (one process per chunk, as Gemini runs it), with a 40,000-
    character request in every chunk's JSON (Gemini sends the whole request each time): plain text
-   (nothing to do: printed nothing), and an answer echoing a memory block split over chunks.
-   Prints median / p90 per chunk and the whole answer's added time.
+   (nothing to do: printed nothing), and an answer echoing a memory block split over chunks, with
+   ``python -c pass`` run between the chunks (the floor under the same load). Prints median / p90
+   per chunk and the whole answer's added time.
 
 No threshold is asserted: numbers live in benchmarks, not tests.
 """
@@ -99,11 +100,16 @@ def after_model(root: Path, env: dict[str, str], chunks: int) -> None:
     middle = chunks // 2
     echo[middle - 1] += block[:20]
     echo[middle] = block[20:] + echo[middle]
+    floor: list[float] = []
     for name, answer in (("plain text (printed nothing)", plain), ("echoed block split over two chunks", echo)):
         session = f"bench-{time.time_ns()}"
         timed(crib, chunk_json("warm-up", True, "warm", request, root), env, root)
-        took = [timed(crib, chunk_json(text, i == len(answer) - 1, session, request, root), env, root)[0] for i, text in enumerate(answer)]
+        took = []
+        for i, text in enumerate(answer):  # the interpreter alone, interleaved: the same machine load
+            took.append(timed(crib, chunk_json(text, i == len(answer) - 1, session, request, root), env, root)[0])
+            floor.append(timed([sys.executable, "-c", "pass"], "", env, root)[0])
         print(row(f"AfterModel per chunk, {name}", took) + f" whole answer: {sum(took) / 1000:.1f} s for {len(answer)} chunks")
+    print(row("python -c pass, between the chunks", floor))
 
 
 def main() -> None:

@@ -77,13 +77,17 @@ def _shown(done: subprocess.CompletedProcess[bytes], sent: str) -> str:
     return "".join(out["llm_response"]["candidates"][0]["content"]["parts"])
 
 
-def test_gemini_after_model_removes_a_block_split_across_chunks_and_keeps_ordinary_text(store: Path) -> None:
+def test_gemini_after_model_removes_a_block_split_across_chunks_and_keeps_ordinary_text(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(store / "run"))
     chunks = ["Use `#include <memory>` and Vec<Memory>. <memory-con", 'text context_time="2026', '-11-20T12:00:00Z">secret', " recalled</memory-",
               "context> done."]
     shown = [_shown(crib(["hook", "after-model", "--host", "gemini"], _chunk(c)), c) for c in chunks]
     shown.append(_shown(crib(["hook", "after-model", "--host", "gemini"], _chunk("", final=True)), ""))
     assert "".join(shown) == "Use `#include <memory>` and Vec<Memory>.  done."
-    assert not any(p.name.startswith("g--") for p in (store / ".state" / "crib" / "sessions" / "display").glob("*"))
+    streams = store / "run" / f"crib-{os.getuid()}" / "streams"
+    assert streams.is_dir() and list(streams.iterdir()) == []  # state was kept between chunks, and dropped at the end
+    assert not (store / "run" / f"crib-{os.getuid()}").stat().st_mode & 0o077  # this user's alone
     plain = "def f(x: Vec<Memory>) -> None: ...\n"
     assert crib(["hook", "after-model", "--host", "gemini"], _chunk(plain, turn=3)).stdout == b""  # untouched: printed nothing
 

@@ -102,6 +102,7 @@ def _script(host: str, tool: str, is_main: Any = lambda body: True) -> Any:
 
 
 def _codex(world: World) -> Session:
+    assert '[plugins."crib@crib"]' in (world.home / ".codex" / "config.toml").read_text()  # wired as a Codex plugin
     with FakeResponses(_script("codex", "mcp__crib__remember")) as model:
         config = world.home / ".codex" / "config.toml"
         provider = (f'model = "fake-model"\nmodel_provider = "fake"\n[model_providers.fake]\nname = "fake"\n'
@@ -160,6 +161,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     env.update({"HOME": str(home), "PWD": str(project), "CRIB_GLOBAL_DB": str(tmp / "global.db"), "CRIB_EXTRACTOR": "rules",
                 "CRIB_HOOK_TIMEOUT": "60", "CRIB_ERROR_LOG": str(tmp / "crib.log"), "OLLAMA_HOST": "http://127.0.0.1:9",
                 "CRIB_CACHE_DIR": str(tmp / "cache")})
+    if BINS["codex"]:
+        env["CRIB_CODEX_BIN"] = BINS["codex"]  # crib setup codex installs a plugin through codex's own marketplace
     world = World(home, project, env)
     world.crib("write", "--type", "decision", DECISION)
     for host, run in RUN.items():

@@ -4,6 +4,8 @@ user's other settings kept, undo restoring them; ``crib doctor`` lists what is w
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from click.testing import CliRunner
 from crib_plugin.hosts.cli.app import cli
 from crib_plugin.hosts.setup import HOSTS, setup, wired
 from crib_plugin.hosts.setup.check import hosts_report
+
+CODEX = os.environ.get("CRIB_CODEX_BIN") or shutil.which("codex")  # read at import: conftest clears CRIB_*
 
 USER_FILES = {
     ".codex/config.toml": 'model = "o4"\n\n[features]\nweb_search = true\n',
@@ -31,6 +35,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("CODEX_HOME", "XDG_CONFIG_HOME", "GEMINI_CLI_HOME", "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `codex` command: its set-up writes config files
     return home
 
 
@@ -63,7 +68,7 @@ def test_setup_is_idempotent_keeps_the_users_settings_and_undo_restores_them(hom
             assert json.loads(after[rel]) == json.loads(before[rel]), rel
         else:
             assert after[rel] == before[rel], rel
-    assert set(after) <= set(before) | {".claude/settings.json", ".claude.json"}
+    assert set(after) <= set(before)  # nothing crib created is left behind
     assert not wired(host, home)
 
 
@@ -79,3 +84,22 @@ def test_the_command_prints_its_changes_and_doctor_lists_the_hosts(home: Path) -
     assert report["gemini"] == {"wired": True, "works": True} and report["codex"]["wired"] is False and report["ok"]
     assert runner.invoke(cli, ["setup", "gemini"]).output.startswith("crib setup gemini: nothing to change")
     assert runner.invoke(cli, ["setup", "gemini", "--undo"]).exit_code == 0 and not wired("gemini", home)
+
+
+@pytest.mark.skipif(not CODEX, reason="the Codex CLI is not installed (.ci/run installs it from npm)")
+def test_codex_setup_installs_a_plugin_through_codex_s_own_marketplace(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRIB_CODEX_BIN", str(CODEX))
+    before = snapshot(home)
+    lines = setup("codex", home).lines
+    assert any("codex plugin add crib@crib" in line for line in lines)
+    config = (home / ".codex" / "config.toml").read_text()
+    assert '[plugins."crib@crib"]' in config and 'model = "o4"' in config and wired("codex", home)
+    plugin = home / ".codex" / "crib-marketplace" / "plugins" / "crib"
+    assert json.loads((plugin / ".codex-plugin" / "plugin.json").read_text())["hooks"] == "./hooks/hooks.json"
+    assert "--host codex" in (plugin / "hooks" / "hooks.json").read_text()
+    assert (plugin / "skills" / "crib-memory" / "SKILL.md").read_text().startswith("---\nname: crib-memory")
+    assert setup("codex", home).lines == []
+    assert setup("codex", home, undo=True).lines and not wired("codex", home)
+    after = snapshot(home)
+    assert after[".codex/hooks.json"] == before[".codex/hooks.json"] and 'model = "o4"' in after[".codex/config.toml"]
+    assert "crib" not in after[".codex/config.toml"]

@@ -13,6 +13,7 @@ elsewhere; crib reads these files and never writes or disables them:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +42,11 @@ def _host_of(name: str) -> str:
 
 
 def claude_project_folder(root: Path, home: Path) -> Path:
-    """Claude Code's per-project folder: the absolute path with every ``/`` (and ``.``) as ``-``."""
-    slug = "".join("-" if ch in "/." else ch for ch in str(root.resolve()))
-    return home / ".claude" / "projects" / slug
+    """Claude Code's per-project folder (under ``CLAUDE_CONFIG_DIR`` when set): the absolute path
+    with every character that is not a letter or digit replaced by ``-``."""
+    slug = "".join(ch if ch.isalnum() else "-" for ch in str(root.resolve()))
+    config = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    return config / "projects" / slug
 
 
 def project_memories(cwd: Path | None = None, home: Path | None = None) -> list[HostMemory]:

@@ -26,3 +26,4 @@ def setup(host: str, undo: bool) -> None:
         click.echo(TRUST_NOTE)
     if host == "gemini" and not undo:
         click.echo("Gemini offers MCP tools in headless runs (gemini -p) only with --approval-mode yolo.")
+

@@ -37,7 +37,10 @@ def apply(base: Path, undo: bool = False) -> Changes:
     settings = read_json(settings_file)
     hooks = set_hooks(settings.get("hooks", {}) if isinstance(settings.get("hooks"), dict) else {}, {} if undo else _hooks())
     settings = {**settings, "hooks": hooks} if hooks else {k: v for k, v in settings.items() if k != "hooks"}
-    if (settings_file.exists() or not undo) and write_json(settings_file, settings):
+    if undo and not settings and settings_file.exists():  # nothing of the user's left: crib created it
+        settings_file.unlink()
+        changes.add("removed crib's hooks", settings_file)
+    elif (settings_file.exists() or not undo) and write_json(settings_file, settings):
         changes.add("removed crib's hooks" if undo else "SessionStart, UserPromptSubmit and MessageDisplay hooks", settings_file)
     data = read_json(mcp_file)
     found = data.get("mcpServers")
@@ -47,7 +50,10 @@ def apply(base: Path, undo: bool = False) -> Changes:
         argv = crib_argv()
         servers["crib"] = {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": {"CRIB_HOST": NAME}}
     data = {**data, "mcpServers": servers} if servers else {k: v for k, v in data.items() if k != "mcpServers"}
-    if (mcp_file.exists() or not undo) and write_json(mcp_file, data):
+    if undo and not data and mcp_file.exists():
+        mcp_file.unlink()
+        changes.add("removed the crib MCP server", mcp_file)
+    elif (mcp_file.exists() or not undo) and write_json(mcp_file, data):
         changes.add("removed the crib MCP server" if undo else "MCP server mcpServers.crib", mcp_file)
     return changes
 

@@ -56,7 +56,10 @@ export const CribPlugin = async ({ directory }) => {
         const block = perMessage.get(message.info?.id)
         if (!block || !Array.isArray(message.parts)) continue
         const first = message.parts[0] || {}
-        message.parts.push({ ...first, id: (first.id || "prt_crib") + "crib", type: "text", text: block, synthetic: true })
+        message.parts.push({
+          id: (first.id || "prt_crib") + "crib", sessionID: message.info.sessionID, messageID: message.info.id,
+          type: "text", text: block, synthetic: true,
+        })
       }
     },
     "experimental.text.complete": async (input, output) => {

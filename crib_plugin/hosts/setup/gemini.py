@@ -2,6 +2,7 @@
 
 * ``gemini-extension.json``: the ``crib`` MCP server (``crib mcp``, ``CRIB_HOST=gemini``) and the
   context file ``GEMINI.md`` (crib's guidance on when to write);
+* ``skills/crib-memory/SKILL.md``: the same guidance as a skill;
 * ``hooks/hooks.json``: ``SessionStart`` (standing memories), ``BeforeAgent`` (each prompt's
   block) and ``AfterModel`` (memory blocks removed from each streamed chunk). Timeouts are in
   milliseconds.
@@ -20,6 +21,9 @@ from ... import __version__
 from .files import Changes, crib_argv, crib_command, remove_file, write_json, write_text
 
 NAME = "gemini"
+SKILL_FRONT = ("---\nname: crib-memory\ndescription: Project memory shared by every agent (crib). Use to store a decision with its "
+               "reason, an error and its fix, a correction, a user preference or a durable fact (remember), and to recall, correct "
+               "or forget one.\n---\n\n")
 
 
 def home(base: Path) -> Path:
@@ -52,14 +56,16 @@ def hooks() -> dict[str, object]:
 
 def apply(base: Path, undo: bool = False) -> Changes:
     changes, root = Changes(), extension_dir(base)
-    files = {root / "gemini-extension.json": None, root / "hooks" / "hooks.json": None, root / "GEMINI.md": None}
+    skill = root / "skills" / "crib-memory" / "SKILL.md"
+    files = {root / "gemini-extension.json": None, root / "hooks" / "hooks.json": None, root / "GEMINI.md": None, skill: None}
     if undo:
         for path in files:
             remove_file(path, changes, "crib's extension file")
-        try:
-            root.rmdir()
-        except OSError:
-            pass
+        for folder in (skill.parent.parent, root):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
         return changes
     guidance = resources.files(__package__).joinpath("guidance.md").read_text(encoding="utf-8")
     if write_json(root / "gemini-extension.json", manifest()):
@@ -68,6 +74,8 @@ def apply(base: Path, undo: bool = False) -> Changes:
         changes.add("SessionStart, BeforeAgent and AfterModel hooks", root / "hooks" / "hooks.json")
     if write_text(root / "GEMINI.md", guidance):
         changes.add("guidance (the extension's context file)", root / "GEMINI.md")
+    if write_text(skill, SKILL_FRONT + guidance):
+        changes.add("the crib-memory skill", skill)
     return changes
 
 
