@@ -139,3 +139,31 @@ def test_the_worker_gives_a_model_longer_than_a_write_would(monkeypatch: pytest.
     assert patient(OllamaExtractor(model=MODEL, host="http://127.0.0.1:9")).timeout == BACKGROUND_TIMEOUT
     monkeypatch.setenv("CRIB_OLLAMA_TIMEOUT", "12")
     assert patient(OllamaExtractor(model=MODEL, host="http://127.0.0.1:9")).timeout == 12.0
+
+
+def test_a_session_start_warms_the_prompt_path_s_models(fake_ollama_env: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge and reranker models are loaded (Ollama's load request: a chat with no messages, with
+    keep_alive) before the first prompt needs them; the same model once; nothing without one."""
+    from crib_plugin.models.ollama.client import warm_configured
+
+    assert warm_configured() == {} and fake_ollama_env.requests_to("/api/chat") == []
+    fake_ollama_env.add_model("qwen2.5:3b")
+    monkeypatch.setenv("CRIB_JUDGE_MODEL", "qwen2.5:3b")
+    monkeypatch.setenv("CRIB_RERANK_MODEL", "qwen2.5:3b")
+    monkeypatch.setenv("CRIB_OLLAMA_KEEP_ALIVE", "2h")
+    warmed = warm_configured()
+    assert list(warmed) == ["qwen2.5:3b"] and isinstance(warmed["qwen2.5:3b"], float)
+    (request,) = fake_ollama_env.requests_to("/api/chat")
+    assert request.json["messages"] == [] and request.json["keep_alive"] == "2h"
+
+
+def test_the_session_start_hook_starts_the_warm_up(started: list[list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from crib_plugin.hosts.claude import fetch
+
+    monkeypatch.setattr(fetch, "_detached", lambda code: started.append([code]))
+    fetch.warm_models_in_background(SimpleNamespace(settings=SimpleNamespace(judge_model=None, rerank_model=None)))
+    assert started == []
+    fetch.warm_models_in_background(SimpleNamespace(settings=SimpleNamespace(judge_model="qwen2.5:3b", rerank_model=None)))
+    assert started and "warm_configured" in started[0][0]

@@ -16,7 +16,7 @@ from ...read.fusion import fit_budget, item_cost
 from ...scopes import global_db
 from ...text.scrub import strip_memory_blocks
 from ...text.snippet import HEADING_CHARS, pointer_cost
-from .fetch import fetch_model_in_background
+from .fetch import fetch_model_in_background, warm_models_in_background
 from .input import (
     CLAUDE_CONTEXT_CAP,
     INDEX_LIMIT,
@@ -192,6 +192,7 @@ def session_start(hook: HookInput, db: Path) -> HookResult | None:
     scope = "project" if db.exists() else "global"  # no project store yet: the global one alone
     with open_memory(db if scope == "project" else global_db()) as memory:
         fetch_model_in_background(memory)
+        warm_models_in_background(memory)
         budget = memory.settings.budget
         prompt = last_user_prompt(hook.transcript_path)
         standing = standing_entries(memory, prompt, budget, scope)

@@ -151,3 +151,15 @@ class OllamaBase:
             raise ModelError(one_line(f"ollama {what} request rejected: {exc}")) from None
         except OSError as exc:
             raise ModelUnavailable(one_line(f"ollama at {self.host}: {exc}")) from None
+
+
+def warm_configured(timeout: float = 300.0) -> dict[str, Any]:
+    """Load each model the prompt path asks (``CRIB_JUDGE_MODEL``, ``CRIB_RERANK_MODEL``) now, each
+    once: ``{model: seconds taken, or why not}``. What a session start runs in the background."""
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(m for m in (configured("judge_model"), configured("rerank_model")) if m):
+        try:
+            out[name] = round(OllamaBase(name, None, timeout).warm(), 3)
+        except (ModelError, ModelUnavailable, ConfigError) as exc:
+            out[name] = str(exc)
+    return out
