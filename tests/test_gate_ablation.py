@@ -28,7 +28,7 @@ OFF: dict[str, tuple[str, Any]] = {
     "coverage": ("FTS_COVERAGE", 9.0),
     "agreeing": ("AGREE_COVERAGE", 9.0),
     "facts": ("facts_bear", lambda *a, **k: False),
-    "extra": ("TYPE_WORDS", {}),
+    "extra": ("TYPE_WORDS", {}),  # its named-type half; its small-store "stands out" half: tests/test_seed000.py
     "window": ("_in_window", lambda *a, **k: []),
 }
 CONTRACT = {"others"}  # plugin channels: tests/test_plugin_contract.py

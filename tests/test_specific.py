@@ -168,9 +168,9 @@ def test_a_vector_top_below_the_gate_is_no_evidence_by_its_crowd_margin_alone() 
 
     cosines = [0.38, 0.36, *[0.15] * 20]
     task = _synthetic("the crash when cutting long lines that contain accented letters", cosines)
-    assert vector_extras(task, 0.32) == {}
+    assert vector_extras(task, 0.32, entries=200) == {}
     question = _synthetic("why did it crash when cutting long lines with accented letters?", cosines)
-    assert vector_extras(question, 0.32) == {}
+    assert vector_extras(question, 0.32, entries=200) == {}
 
 
 def test_a_word_in_four_percent_of_the_store_is_its_vocabulary_not_specific(memory) -> None:

@@ -136,7 +136,7 @@ def judge(
     # the first MAX_SCAN_CHARS of each, as the gate reads them: a bounded cost per entry
     cover = coverages(memory, retrieval.query.text, [evidence_text(h.entry, MAX_SCAN_CHARS) for h in hits])
     cosines = _cosines(retrieval)
-    extras = vector_extras(retrieval, floor)
+    extras = vector_extras(retrieval, floor, memory.store.count_entries())
     distinct = distinctive(memory, retrieval, gate) if distinct is None else distinct
     evidence: list[Evidence] = []
     own: list[list[str]] = []

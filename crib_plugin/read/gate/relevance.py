@@ -63,6 +63,9 @@ DEFAULT_GATES: dict[str, float] = {
     "e5:multilingual-e5-small-q4:384": 0.84,
 }
 FALLBACK_GATE = 0.45
+STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
+STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
+STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
 TYPE_WORDS = {"decision": "decision", "decisions": "decision", "correction": "correction", "corrections": "correction",
               "error": "error", "errors": "error", "bug": "error", "bugs": "error",
               "problem": "error", "problems": "error", "failure": "error", "failures": "error",
@@ -216,7 +219,7 @@ def decide(memory: "Memory", retrieval: Retrieval) -> GateDecision:
         if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
     ]
     window = _in_window(memory, retrieval, floor, per_entry)
-    extra = vector_extras(retrieval, floor)
+    extra = vector_extras(retrieval, floor, memory.store.count_entries())
     matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
                and any(h.passed_floor for h in c.hits)]
     builtin = [h.entry_id for c in matched if _is_builtin(memory, c.channel) for h in c.hits if h.passed_floor]
@@ -337,21 +340,29 @@ def _add_window_hits(memory: "Memory", retrieval: Retrieval, ids: tuple[int, ...
             retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
 
 
-def vector_extras(retrieval: Retrieval, floor: float | None) -> dict[int, str]:
-    """Vector hits above the floor (below the gate) that still count as evidence, with why: the
-    prompt asks for a type ("every decision we made about …") and the hit is of that type.
+def vector_extras(retrieval: Retrieval, floor: float | None, entries: int) -> dict[int, str]:
+    """Vector hits above the floor (below the gate) that still count as evidence, with why.
 
-    (A rule that let a small store's vector top "stand out" of its runner-up opened the gate for no
-    prompt of any set — coding, commits, LoCoMo, MADial-Bench — and was removed.)
+    * **stands out** (stores of at most :data:`STANDOUT_STORE` entries): the vector channel's top
+      hit is :data:`STANDOUT` ahead of the runner-up — on a tiny store an unrelated prompt's
+      neighbours are all alike, a paraphrase's is not
+      ("preventing the agent from remembering useless things" → the trivia memory);
+    * **its type is named**: the prompt asks for a type ("every decision we made about …") and
+      the hit is of that type.
     """
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or floor is None or not vector.hits:
         return {}
+    ranked = sorted(vector.hits, key=lambda h: -h.score)
     extras: dict[int, str] = {}
+    top = ranked[0]
+    runner_up = ranked[1].score if len(ranked) > 1 else floor
+    if entries <= STANDOUT_STORE and top.score >= floor and top.score - runner_up >= max(STANDOUT, STANDOUT_SHARE * top.score):
+        extras[top.entry_id] = f"vector top stands out ({top.score:.3f} vs {runner_up:.3f})"
     named = named_types(retrieval.query.text)
     if named:
         types = {h.entry.id: h.entry.type for h in retrieval.hits}
-        for hit in sorted(vector.hits, key=lambda h: -h.score):
+        for hit in ranked:
             if hit.score >= floor and types.get(hit.entry_id) in named:
                 extras.setdefault(hit.entry_id, f"a {types[hit.entry_id]} above the vector floor, and the prompt asks for that type")
     return extras
