@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crib_plugin.core.records import ChannelHit, ChannelResult
-from crib_plugin.read.fusion import RRF_K, STRENGTH_POWER, fit_budget, fuse, item_cost
+from crib_plugin.read.fusion import RRF_K, fit_budget, fuse, item_cost
 
 
 def result(channel: str, *hits: tuple[int, float], ran: bool = True, floor: set[int] = frozenset()) -> ChannelResult:
@@ -16,19 +16,18 @@ def result(channel: str, *hits: tuple[int, float], ran: bool = True, floor: set[
     ])
 
 
-def test_score_is_the_sum_of_root_strength_over_k_plus_rank() -> None:
+def test_score_is_the_sum_of_strength_over_k_plus_rank() -> None:
     fused = fuse([result("fts", (1, 1.0), (2, 0.5)), result("vector", (2, 1.0))])
     scores = {f.entry_id: f.score for f in fused}
     assert scores[1] == pytest.approx(1 / (RRF_K + 1))
-    assert STRENGTH_POWER == 0.5
-    assert scores[2] == pytest.approx(0.5 ** 0.5 / (RRF_K + 2) + 1 / (RRF_K + 1))
+    assert scores[2] == pytest.approx(0.5 / (RRF_K + 2) + 1 / (RRF_K + 1))
     assert [f.entry_id for f in fused] == [2, 1]  # agreement beats one strong channel
     assert set(fused[0].channels) == {"fts", "vector"}
 
 
 def test_a_weak_neighbour_barely_counts_and_strength_is_clamped() -> None:
     fused = {f.entry_id: f.score for f in fuse([result("vector", (1, 0.01), (2, 7.0), (3, -1.0))])}
-    assert fused[1] == pytest.approx(0.1 / (RRF_K + 1))  # √0.01: a tenth of a strong hit at rank 1
+    assert fused[1] == pytest.approx(0.01 / (RRF_K + 1))
     assert fused[2] == pytest.approx(1.0 / (RRF_K + 2))  # above 1 counts as 1
     assert fused[3] == 0.0  # below 0 counts as 0
 

