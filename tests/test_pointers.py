@@ -364,8 +364,9 @@ def test_locomo_evaluate_scores_the_block_with_its_pointers(tmp_path: Any) -> No
     report = evaluate([conv], stores)
     entries, union = report.blocks["per-entry cut"], report.blocks["per-entry cut ∪ pointers"]
     assert len(union) == len(entries) == 2
-    assert all(u >= e for (u, _), (e, _) in zip(union, entries))
-    assert sum(n for _, n in union) > sum(n for _, n in entries)  # the pointers are counted
+    assert all(u >= e for (u, _, _), (e, _, _) in zip(union, entries))
+    assert sum(n for _, n, _ in union) > sum(n for _, n, _ in entries)  # the pointers are counted
+    assert [t for *_, t in union] == [t for *_, t in entries] and any(t > 0 for *_, t in union)  # one block, one size
 
 
 def test_a_capped_block_drops_its_pointers_before_any_entry(monkeypatch: pytest.MonkeyPatch) -> None:
