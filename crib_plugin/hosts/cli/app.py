@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hooks:hook", "migrate": "migrate:migrate",
     "where": "manage:where", "list": "manage:list_", "show": "manage:show", "stats": "manage:stats",
     "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_",
+    "ui": "ui:ui",
 }
 
 
