@@ -125,3 +125,20 @@ def test_every_deferred_import_says_why() -> None:
         f"imports inside functions without a `{MARK} <measured reason>` comment (move them to the top of the "
         "module, or say what deferring saves):\n" + "\n".join(missing)
     )
+
+
+def test_the_viewer_stack_stays_off_the_hook_path() -> None:
+    """``crib ui``'s web stack (Starlette, uvicorn, multipart) and the management mixin load only for
+    that command: ``import crib_plugin``, the prompt hook's modules and a retrieval load none of it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, crib_plugin, crib_plugin.hosts.claude, crib_plugin.hosts.cli.hotpath, crib_plugin.hosts.cli.app\n"
+        "from crib_plugin.plugins.default_plugins import hooks\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn', 'multipart', 'python_multipart')\n"
+        "             or m.startswith(('crib_plugin.hosts.ui', 'crib_plugin.read.ops', 'crib_plugin.hosts.cli.ui')))\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -48,14 +48,16 @@ from ..core.entry_types import describe
 from ..core.errors import CribError, InputError, StoreError, StoreUnavailable, StoreUnreachable
 from ..core.faillog import log_failure
 from ..output.render import CONTEXT
+from ..output.session_journal import record_opened
 from ..plugins.type_registry import registered_types
 from ..read.forget_preview import preview_forget
-from ..scopes import list_scoped, open_scope
+from ..scopes import list_scoped, open_scope, scope_path
 from ..store.pooling import use_pool
 from ..write.clean import validate_type
 from ..write.manage import correct as correct_entry
 from ..write.manage import forget as forget_entries
 from ..write.manage import set_cue
+from .claude.state import sessions_dir
 from .deep.tools import grep_json, manifest_json, search_manifest, show_text
 from .exit import leave_after
 from .scoped import retrieve
@@ -231,7 +233,10 @@ def show(id: int, scope: Scope = "project") -> str:
     superseded it, the current (newest) text comes first, marked, so the stale version is never
     read alone.
     """
-    return show_text(_id(id), scope)
+    entry_id = _id(id)
+    text = show_text(entry_id, scope)
+    record_opened(sessions_dir(scope_path(scope)), entry_id, scope)  # `crib ui`: which pointers the agent opened
+    return text
 
 
 def manifest(question: str, scope: ReadScope = "all") -> dict[str, Any]:

@@ -36,6 +36,7 @@ class Session:
     error: BaseException | None = None  # set by crib's on_prompt when it failed open
     scope: str = "project"  # which store ``memory`` is: "project" (the global one is read beside it) or "global"
     pointed: set[int] = field(default_factory=set)  # entries already given as pointers (scope keys, crib_plugin.read.pointers)
+    journal: dict[str, Any] | None = None  # set by crib's on_prompt: this prompt's record (crib_plugin.output.session_journal)
 
 
 @dataclass

@@ -62,6 +62,7 @@ def _user_prompt_submit(hook: HookInput, db: Path, state: "SessionState", worker
         state.entries |= {i for i in session.injected if isinstance(i, int)}
         state.facts |= {i for i in session.injected_facts if isinstance(i, int)}
         state.pointers |= {i for i in session.pointed if isinstance(i, int)}
+        state.add_prompt(session.journal)
     context = join_within_cap([b for b in [block, *extra] if b])
     if not context:
         return None

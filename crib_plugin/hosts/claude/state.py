@@ -20,6 +20,7 @@ from ...core.stale_files import prune_older_than
 from ...core.timeutil import now_iso
 from .input import STATE_VERSION
 
+MAX_PROMPTS = 30  # the session journal's bound: `crib ui` shows a session's last 30 prompts
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -62,6 +63,7 @@ class SessionState:
     entries: set[int] = field(default_factory=set)
     facts: set[int] = field(default_factory=set)
     pointers: set[int] = field(default_factory=set)  # entries given as one-line pointers (crib_plugin.read.pointers)
+    prompts: list[dict[str, Any]] = field(default_factory=list)  # the last MAX_PROMPTS prompts' records (output.session_journal)
 
     @classmethod
     def for_session(cls, db: Path, session_id: str) -> "SessionState":
@@ -79,11 +81,19 @@ class SessionState:
             state.entries = int_set(data.get("entries"))
             state.facts = int_set(data.get("facts"))
             state.pointers = int_set(data.get("pointers"))
+            prompts = data.get("prompts")
+            state.prompts = [p for p in prompts if isinstance(p, dict)][-MAX_PROMPTS:] if isinstance(prompts, list) else []
         return state
 
     def reset(self) -> "SessionState":
-        """The same session with nothing recorded (after compaction the context holds none of it)."""
-        return SessionState(self.path, self.session_id)
+        """The same session with nothing recorded (after compaction the context holds none of it);
+        the prompts' journal is kept: it is a record of what was given, not of what the context holds."""
+        return SessionState(self.path, self.session_id, prompts=list(self.prompts))
+
+    def add_prompt(self, record: dict[str, Any] | None) -> None:
+        """Journal one prompt's record, keeping the last :data:`MAX_PROMPTS`."""
+        if isinstance(record, dict):
+            self.prompts = [*self.prompts, record][-MAX_PROMPTS:]
 
     def save(self) -> None:
         """Write atomically (temporary file in the same folder, then rename); no-op without a path."""
@@ -98,6 +108,7 @@ class SessionState:
             "entries": sorted(self.entries),
             "facts": sorted(self.facts),
             "pointers": sorted(self.pointers),
+            "prompts": self.prompts,
             "updated_at": now_iso(),
         }
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=str(self.path.parent))

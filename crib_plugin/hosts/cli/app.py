@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "setup": "setup_cmd:setup",
     "where": "manage:where", "list": "manage:list_", "show": "manage:show", "stats": "manage:stats",
     "forget": "manage:forget", "correct": "manage:correct", "cue": "manage:cue", "log": "manage:log_", "sync": "sync:sync",
-    "trust": "trust:trust",
+    "trust": "trust:trust", "ui": "ui:ui",
 }
 
 

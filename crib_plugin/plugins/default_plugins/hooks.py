@@ -18,6 +18,7 @@ from ...core.errors import StoreMissing
 from ...hosts.scoped import global_beside
 from ...output.block import produce_block
 from ...output.render import CONTEXT, warm_template
+from ...output.session_journal import prompt_record
 from ...read.across import scope_key
 from ..hookspecs import hookimpl
 from ..trace import swallowed
@@ -58,6 +59,8 @@ def _retrieve_block(prompt: str, session: Any) -> str:
                                          exclude=session.injected, cap=session.cap, scope=scope,
                                          exclude_facts=session.injected_facts, pointed=getattr(session, "pointed", ()))
     session.retrieval = retrieval
+    if hasattr(session, "journal"):  # what this prompt was given and why, for `crib ui`'s sessions page
+        session.journal = prompt_record(prompt, retrieval, block, memory.settings.log_prompts)
     if block:
         session.injected.update(scope_key(h.entry.scope or scope, h.entry.id) for h in retrieval.hits)
         session.injected_facts.update(f.id for f in retrieval.facts)
