@@ -78,6 +78,8 @@ def run_hook(
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
+    if hasattr(sys, "_called_from_test"):  # a click command run inside a test runner: the process is
+        own_process = False               # not the hook's, and its alarm (by process age) would end it
     started = time.perf_counter()
     if own_process:  # the budget, from outside the work: until the settings say otherwise, the environment's
         deadline.arm_exit(_first_timeout())
