@@ -23,12 +23,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import pluggy
 import pytest
 
 from crib_plugin.plugins import cache as plugins_cache
 from crib_plugin.plugins import manager as plugins
-import pluggy
-
 from crib_plugin.plugins.manager import Registry, new_plugin_manager, plugin_report
 
 MODULES = ("crib_fakeplug", "crib_otherplug", "crib_brokenplug")
