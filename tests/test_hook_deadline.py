@@ -93,3 +93,42 @@ def test_arm_exit_is_only_for_the_main_thread() -> None:
     worker.start()
     worker.join()
     assert answers == [False]
+
+
+def test_slow_imports_before_the_hook_runs_are_cut_at_the_deadline(tmp_path: Path) -> None:
+    """Importing the hook's modules takes 5 s (a loaded machine, a cold disk): the entry point has
+    armed the alarm already, so the process still leaves at the deadline."""
+    code = (
+        "import sys, time\n"
+        "from crib_plugin.hosts.cli import hotpath\n"
+        "def slow_import(target, *args):\n"
+        "    time.sleep(5)\n"
+        "hotpath.run_entry = slow_import\n"
+        "sys.argv = ['crib', 'hook', 'user-prompt-submit']\n"
+        "hotpath.main()\n"
+    )
+    env = {**os.environ, "CRIB_HOOK_TIMEOUT": str(BUDGET), "CRIB_DB": str(tmp_path / "crib.db")}
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], input=b'{"prompt": "x"}', capture_output=True, env=env,
+                            timeout=30, check=False)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0 and result.stdout == b"" and b"Traceback" not in result.stderr
+    assert elapsed < BUDGET + MARGIN, f"took {elapsed:.2f} s"
+
+
+def test_the_entry_point_arms_the_budget_of_the_hook() -> None:
+    """``crib hook user-prompt-submit`` arms the alarm before importing the hook's modules, with
+    the hook's own variable, default and cap."""
+    from crib_plugin.core.config import specs
+    from crib_plugin.hosts.claude import input as hook_input
+    from crib_plugin.hosts.cli import hotpath
+
+    assert hotpath.HOOK_BUDGET == (dict(specs())["hook_timeout"].var, hook_input.DEFAULT_TIMEOUT, hook_input.MAX_TIMEOUT)
+
+
+def test_budget_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crib_plugin.core.deadline import budget_from_env
+
+    for raw, expected in (("", 2.0), ("3", 3.0), ("500", 60.0), ("nan", 2.0), ("-1", 2.0), ("soon", 2.0)):
+        monkeypatch.setenv("CRIB_X_TEST", raw)
+        assert budget_from_env("CRIB_X_TEST", 2.0, 60.0) == expected

@@ -41,8 +41,9 @@ from typing import IO, Any, TypeVar
 T = TypeVar("T")
 
 EXIT_MARGIN = 0.05  # seconds kept back from the budget for killing the child and exiting
-MAX_STARTUP = 1.5  # seconds of process age counted against the budget at most (a long-lived
-# process calling run_hook, e.g. a test runner, is not a hook that started late)
+MAX_STARTUP = 1.5  # seconds of process age process_age() counts by default at most
+LONG_LIVED = 60.0  # a process older than any hook may run (CRIB_HOOK_TIMEOUT's cap) calling run_hook
+# (a test runner, a host that embeds crib) is not a hook that started late: its budget counts from now
 
 
 ANSWER_MARGIN = 0.15  # seconds a stage that waits on a model leaves for rendering and answering
@@ -114,6 +115,13 @@ def process_age(cap: float | None = MAX_STARTUP) -> float:
 
 Note = Callable[[dict[str, Any]], None]
 
+
+def hook_age() -> float:
+    """Seconds of this hook process's budget already spent: its whole age (start-up included), or
+    0.0 for a process older than :data:`LONG_LIVED`, which is not a hook started late."""
+    age = process_age(cap=None)
+    return 0.0 if age > LONG_LIVED else age
+
 _doomed_group: int | None = None  # the forked child's process group, killed when the alarm fires
 
 
@@ -128,15 +136,28 @@ def arm_exit(timeout: float) -> bool:
     """Leave this process (status 0, nothing printed) when it is ``timeout`` seconds old, whatever
     it is doing then: a ``SIGALRM`` timer (re-arming replaces the previous one). A process already
     that old leaves now. Only for a process that is itself the hook, from its main thread;
-    returns False (and does nothing) where the timer cannot be used."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    returns False (and does nothing) where the timer cannot be used, or in a test runner that runs
+    a hook in its own process (``sys._called_from_test``): it is not the hook, and is far older
+    than any budget."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread() \
+            or hasattr(sys, "_called_from_test"):
         return False
-    left = timeout - process_age(cap=None)
+    left = timeout - hook_age()
     if left <= 0:
         _on_alarm(signal.SIGALRM, None)
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, left)
     return True
+
+
+def budget_from_env(var: str, default: float, maximum: float) -> float:
+    """Seconds the environment variable ``var`` gives (``default`` when unset, malformed or not
+    positive; at most ``maximum``): a hook's budget before its settings files are read."""
+    try:
+        value = float(os.environ.get(var, "") or default)
+    except ValueError:
+        return default
+    return min(value, maximum) if value > 0 else default  # NaN too
 
 
 def disarm() -> None:
@@ -179,7 +200,7 @@ def run_in_child(
     returns 0; never raises.
     """
     global _hard_deadline, _doomed_group
-    deadline = time.monotonic() + max(0.05, timeout - process_age(cap=None) - EXIT_MARGIN)
+    deadline = time.monotonic() + max(0.05, timeout - hook_age() - EXIT_MARGIN)
     _hard_deadline = deadline  # the child inherits it (remaining(), capped())
     for stream in (stdout, sys.stderr):
         try:

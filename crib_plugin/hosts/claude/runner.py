@@ -133,12 +133,7 @@ def _leave(stdout: IO[str], code: int) -> None:
 def _first_timeout() -> float:
     """``CRIB_HOOK_TIMEOUT`` as the environment gives it (else the default), before the settings
     files are read: the alarm that bounds reading them."""
-    spec = dict(specs())["hook_timeout"]
-    try:
-        value = float(os.environ.get(spec.var, "") or DEFAULT_TIMEOUT)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return min(value, MAX_TIMEOUT) if value > 0 else DEFAULT_TIMEOUT  # NaN too
+    return deadline.budget_from_env(dict(specs())["hook_timeout"].var, DEFAULT_TIMEOUT, MAX_TIMEOUT)
 
 
 def _emit(event: str, result: "HookResult", stdout: IO[str]) -> None:

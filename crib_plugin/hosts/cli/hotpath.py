@@ -14,6 +14,12 @@ import os
 import sys
 from typing import Any, Sequence
 
+from ...core.deadline import arm_exit, budget_from_env
+
+HOOK_BUDGET = ("CRIB_HOOK_TIMEOUT", 2.0, 60.0)
+"""The prompt hook's budget variable, default and cap (``hosts/claude/input.py``'s), read before
+anything else is imported: under load, importing the hook's modules took 1.4 s of a 2 s budget."""
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: the per-prompt commands directly, everything else via click.
@@ -38,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_entry(ENTRY_POINTS["retrieve"])
         fast_exit(0)
     if args == ["hook", "user-prompt-submit"]:
+        arm_exit(budget_from_env(*HOOK_BUDGET))  # the budget bounds the imports too (core/deadline.py)
         fast_exit(run_entry(ENTRY_POINTS["user-prompt-submit"], "user-prompt-submit", host=host))
     if args == ["hook", "message-display"]:  # once per streamed batch of every answer
         fast_exit(run_entry(ENTRY_POINTS["message-display"], sys.stdin, sys.stdout))
