@@ -86,6 +86,9 @@ def test_cross_origin_requests_are_refused(client: TestClient, guard: Guard, sto
     assert post(client, url, data, origin=f"http://127.0.0.1:{PORT + 1}").status_code == 403
     assert post(client, url, data, origin=None).status_code == 403  # a POST must say where it comes from
     assert client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+    null = {"origin": "null", "sec-fetch-site": "cross-site"}  # a sandboxed frame, or a page under no-referrer elsewhere
+    assert client.post(url, data=data, headers=null).status_code == 403
+    assert client.post(url, data=data, headers={"origin": "null"}).status_code == 403
     assert "We chose SQLite" in client.get(f"/memory/project/{stocked['decision']}").text  # still there
 
 
@@ -96,6 +99,12 @@ def test_a_change_needs_the_form_token(client: TestClient, guard: Guard, stocked
     assert post(client, url, {"confirm": "yes", "csrf": "x" + guard.csrf}).status_code == 403
     assert client.get(f"/memory/project/{stocked['decision']}").status_code == 200
     assert client.get(url).status_code == 405  # changes are POST only
+
+
+def test_our_own_form_under_no_referrer_is_let_through(client: TestClient, guard: Guard, stocked: dict[str, int]) -> None:
+    login(client, guard)
+    same = {"origin": "null", "sec-fetch-site": "same-origin"}  # what Chromium sends for the viewer's own forms
+    assert client.post(f"/memory/project/{stocked['deploy']}/forget", data={"csrf": guard.csrf}, headers=same).status_code == 200
 
 
 def test_forget_asks_first_then_forgets_audited(client: TestClient, guard: Guard, stocked: dict[str, int], memory: Any) -> None:

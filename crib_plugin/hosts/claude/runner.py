@@ -181,6 +181,7 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
             record = None if state is None or state.path is None else {
                 "path": str(state.path), "session_id": state.session_id,
                 "entries": sorted(state.entries), "facts": sorted(state.facts), "pointers": sorted(state.pointers),
+                "prompts": state.prompts,
             }
             return result.output(), record
         except BaseException as exc:  # noqa: BLE001 - fail open on anything, even SystemExit
@@ -190,7 +191,8 @@ def _run_forked(event: str, stdin: IO[str], stdout: IO[str], timeout: float, sta
     def commit(record: Any) -> None:
         if isinstance(record, dict) and isinstance(record.get("path"), str):
             state = SessionState(Path(record["path"]), str(record.get("session_id") or ""),
-                                 int_set(record.get("entries")), int_set(record.get("facts")), int_set(record.get("pointers")))
+                                 int_set(record.get("entries")), int_set(record.get("facts")), int_set(record.get("pointers")),
+                                 [p for p in record.get("prompts") or [] if isinstance(p, dict)])
             try:
                 HookResult(event, "", state).commit()
             except Exception as exc:  # the answer is still right; at worst it is repeated later

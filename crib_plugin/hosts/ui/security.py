@@ -11,7 +11,9 @@ forget and rewrite them. So:
 * **Host** — must name this server on loopback (``127.0.0.1``, ``localhost`` or ``[::1]`` with
   its port): a DNS-rebinding page, whose requests carry its own host name, gets 421.
 * **Origin** — a request with an ``Origin`` header must come from this server's origin; a POST
-  must carry one (or ``Sec-Fetch-Site: same-origin``): 403 otherwise.
+  must carry one, or ``Sec-Fetch-Site: same-origin`` (under ``no-referrer`` a browser sends
+  ``Origin: null`` with its own forms; the fetch metadata header, which no page can set, says where
+  it came from): 403 otherwise.
 * **CSRF** — every POST carries the run's form token (:attr:`Guard.csrf`), checked by the views.
 * **headers** — CSP with ``default-src 'none'`` (no script at all: the pages need none),
   ``frame-ancestors 'none'`` and ``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer``,
@@ -108,6 +110,8 @@ class GuardMiddleware:
         if headers.get("host", "") not in self.guard.allowed_hosts():
             return 421, "wrong host: crib ui answers only on loopback"
         origin = headers.get("origin")
+        if origin == "null" and headers.get("sec-fetch-site") == "same-origin":
+            origin = None  # our own form under Referrer-Policy no-referrer: browsers send "null", and say same-origin
         if origin is not None and origin not in self.guard.allowed_origins():
             return 403, "cross-origin request refused"
         method = scope.get("method", "GET")
