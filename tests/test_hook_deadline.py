@@ -132,3 +132,12 @@ def test_budget_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for raw, expected in (("", 2.0), ("3", 3.0), ("500", 60.0), ("nan", 2.0), ("-1", 2.0), ("soon", 2.0)):
         monkeypatch.setenv("CRIB_X_TEST", raw)
         assert budget_from_env("CRIB_X_TEST", 2.0, 60.0) == expected
+
+
+def test_a_test_runner_is_never_ended_by_the_alarm() -> None:
+    """A hook run inside a test runner's process (click's CliRunner) must not arm an alarm that
+    would end the runner with status 0 mid-run; a process older than any hook counts from now."""
+    code = ("import sys\nsys._called_from_test = True\nfrom crib_plugin.core import deadline\n"
+            "print(deadline.arm_exit(0.0))\nprint('alive')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False)
+    assert result.stdout.split() == ["False", "alive"]

@@ -72,6 +72,23 @@ def test_a_damaged_sqlite_store_is_an_error_not_an_empty_answer(name: str, db: P
     assert str(caught.value).startswith(mcp_server.UNAVAILABLE)
 
 
+@pytest.mark.parametrize("error", ["StoreFull", "StoreReadOnly", "StoreBusy", "StoreCorrupt"])
+def test_a_full_unwritable_locked_or_corrupt_store_is_said_out_loud(error: str, db: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the store layer raises for a full disk, a read-only directory, a lock held past the busy
+    timeout or a damaged file reaches the agent as one "unavailable" line (the store layer's own
+    tests cover raising them)."""
+    from crib_plugin.core import errors
+
+    def failing(*_args: Any, **_kwargs: Any) -> Any:
+        raise getattr(errors, error)(f"{db}: {error} for this test")
+
+    monkeypatch.setattr(mcp_server, "open_scope", failing)
+    with pytest.raises(ToolError) as caught:
+        tool("remember")
+    assert str(caught.value) == f"{mcp_server.UNAVAILABLE}{db}: {error} for this test"
+
+
 def test_no_store_yet_is_still_an_empty_answer(db: Path) -> None:
     assert not db.exists()
     assert tool("search") == {"hits": [], "left_off": 0}
