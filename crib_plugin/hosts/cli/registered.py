@@ -28,6 +28,7 @@ CONVERSATIONAL_LOADERS: dict[str, Any] = {"locomo": locomo, "realmem": realmem, 
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
 @click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
 @click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+@click.option("--only", "only", multiple=True, help="Only the conversation with this id (repeatable), within the split.")
 @click.option("--set", "eval_set", type=click.Choice(["locomo", "coding", "realmem", "madial", "commits"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, the coding-agent memory shipped with crib, a public set read at run time (realmem: CRIB_REALMEM, madial: CRIB_MADIAL), or commits: silence on public commit subjects.")
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="Which prompts or conversations (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
@@ -37,7 +38,7 @@ CONVERSATIONAL_LOADERS: dict[str, Any] = {"locomo": locomo, "realmem": realmem, 
 @click.option("--judge-model", default=None, help="Let this Ollama model pick each block from the best candidates (CRIB_JUDGE_MODEL).")
 @click.option("--db-url", default=None, help="LoCoMo: score copies of the stores on this PostgreSQL server (one database per conversation; the role needs CREATEDB).")
 @now_option
-def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, eval_set: str, split: str,
+def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, conversations: int | None, only: tuple[str, ...], eval_set: str, split: str,
           json_out: Path | None, offenders: int, cues: bool, cue_model: str | None, judge_model: str | None, db_url: str | None) -> None:
     """LoCoMo recall@5/10/25, hit@k, nDCG@10, MRR: each channel alone, fused, and as injected.
 
@@ -53,7 +54,7 @@ def eval_(data: Path | None, cache: Path, rebuild: bool, questions: int | None, 
             return
         loader = CONVERSATIONAL_LOADERS[eval_set]
         path = data or loader.default_data_path()
-        convs = splits.split_conversations(eval_set, loader.load(path), split)[:conversations]
+        convs = [c for c in splits.split_conversations(eval_set, loader.load(path), split) if not only or c.sample_id in only][:conversations]
         progress = lambda msg: click.echo(msg, err=True)  # noqa: E731
         stores = locomo.prepare_stores(convs, path, cache, rebuild=rebuild, progress=progress)
         if db_url:
