@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -268,7 +269,7 @@ def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path:
     from click.testing import CliRunner
 
     from crib_plugin.hosts.cli.app import cli, load_plugin_commands
-    from crib_plugin.models.ollama.judge import JUDGE_SCHEMA
+    from crib_plugin.models.ollama.judge import judge_schema
 
     load_plugin_commands()
     monkeypatch.setattr(coding, "DATA_DIR", subset)
@@ -279,7 +280,8 @@ def test_eval_judge_model_runs_the_set_through_the_judge(subset: Path, tmp_path:
     assert result.exit_code == 0, result.output
     prompts = json.loads(out.read_text())["prompts"]
     assert len(prompts) == 5 and all(p["injected"] == [] for p in prompts)  # the judge picked nothing, every time
-    asked = [r for r in fake_ollama_env.requests_to("/api/chat") if r.json.get("format") == JUDGE_SCHEMA]
+    asked = [r for r in fake_ollama_env.requests_to("/api/chat")
+             if r.json.get("format") == judge_schema(len(re.findall(r"^\d+\. ", r.json["messages"][-1]["content"], re.M)))]
     assert len(asked) == len(prompts)
     assert "CRIB_JUDGE_MODEL" not in os.environ  # set for the run only
 

@@ -708,3 +708,15 @@ def test_tokens_spent_estimates_what_the_server_left_out() -> None:
     assert tokens_spent(SimpleNamespace(prompt_eval_count=120, eval_count=30), 4_000, 400) == 150
     assert tokens_spent(SimpleNamespace(prompt_eval_count=None, eval_count=30), 4_000, 400) == 1_030
     assert tokens_spent(SimpleNamespace(), 4_000, 400) == 1_100
+
+
+def test_the_reranker_sends_one_request_at_a_time_by_default(fake_ollama: FakeOllama) -> None:
+    """A CPU-only Ollama has one slot: parallel grades would only queue there, each request's
+    timeout spent waiting for the others. Each grade is asked once the one before has answered."""
+    fake_ollama.slow(0.3, path="/api/chat")
+    fake_ollama.respond_with(lambda req: {"score": 5})
+    rr = OllamaReranker(host=fake_ollama.host)
+    assert rr.score("q", ["a", "b", "c"]) == [5.0, 5.0, 5.0]
+    times = [r.at for r in fake_ollama.requests_to("/api/chat")]
+    assert len(times) == 3 and all(later - earlier >= 0.28 for earlier, later in zip(times, times[1:]))
+    assert all(r.json["keep_alive"] == "30m" for r in fake_ollama.requests_to("/api/chat"))
