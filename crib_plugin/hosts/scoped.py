@@ -129,7 +129,7 @@ def search(query: str, *, limit: int = 10, scope: str = "all", cwd: Path | None 
     """Ranked hits for ``query`` from one scope or both: ``Hit.to_json()`` with ``scope``.
 
     Missing stores are skipped (an empty list when there is none); project first on ties. A store
-    that exists but cannot be read raises its :class:`~crib_plugin.errors.StoreError`: a failure is
+    that exists but cannot be read raises its :class:`~crib_plugin.core.errors.StoreError`: a failure is
     never an empty answer.
     """
     try:

@@ -32,7 +32,7 @@ from .manage import set_cue
 from .path import drain_extractions
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike
 
 BACKGROUND_TIMEOUT = 300.0
 """Seconds one model request may take when nobody waits on it (the worker, ``crib reindex``),
@@ -50,7 +50,7 @@ def patient(model: Any) -> Any:
     return model
 
 
-def write_queued_cues(memory: "Memory", ids: list[int], notes: list[str]) -> int:
+def write_queued_cues(memory: "MemoryLike", ids: list[int], notes: list[str]) -> int:
     """Let the cue model write the cue of each of ``ids`` stored without one; how many it wrote.
     The first failure stops (noted in ``notes``): the entries keep their facts and are never lost."""
     model = get_settings().cue_model
@@ -71,7 +71,7 @@ def write_queued_cues(memory: "Memory", ids: list[int], notes: list[str]) -> int
     return written
 
 
-def drain_model_work(memory: "Memory", on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+def drain_model_work(memory: "MemoryLike", on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Write the cue (``CRIB_CUE_MODEL``) and then the facts of every entry in the extraction queue.
     ``{"cues_written", "facts_extracted", "notes"}``; an extractor failure raises
     :class:`~crib_plugin.core.errors.ModelError` with the rest left queued (as

@@ -32,7 +32,7 @@ from .maintenance import import_records
 from .manage import correct, record_audit
 
 if TYPE_CHECKING:
-    from ..plugins.contracts import MemoryLike as Memory
+    from ..plugins.contracts import MemoryLike
 
 #: ``metadata.sync`` of the note that supersedes a memory whose line left its file.
 REMOVED = "removed"
@@ -54,7 +54,7 @@ class SyncReport:
         return dict(self.__dict__)
 
 
-def sync_file(memory: "Memory", path: Path, source: str = "markdown") -> SyncReport:
+def sync_file(memory: "MemoryLike", path: Path, source: str = "markdown") -> SyncReport:
     """Bring the memories that came from ``path`` in step with it (see the module docstring)."""
     path = path.expanduser().resolve()
     report = SyncReport(str(path))

@@ -71,15 +71,11 @@ def run_hook(
     ``os._exit(0)``, since a worker blocked in a socket read cannot be interrupted. A hook process
     also arms :func:`crib_plugin.core.deadline.arm_exit` first: whatever runs when the budget is
     spent — in the child or in this process — the process leaves then, status 0, nothing printed. The session
-    record is saved only when the answer is printed, so a timed-out answer is not remembered as
-    injected. Where ``fork`` exists and this process is the hook, :func:`_run_forked` replaces the
-    thread with a killable child process: a hard deadline (see :mod:`crib_plugin.core.deadline`).
-    ``host`` names the agent host (:mod:`crib_plugin.hosts.agents`) whose JSON comes in and goes out.
-    """
+    record is saved only when the answer is printed. Where ``fork`` exists and this process is the
+    hook, :func:`_run_forked` runs the work in a killable child (:mod:`crib_plugin.core.deadline`).
+    ``host``: the agent host (:mod:`crib_plugin.hosts.agents`) whose JSON comes in and goes out."""
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
-    if hasattr(sys, "_called_from_test"):  # a click command run inside a test runner: the process is
-        own_process = False               # not the hook's, and its alarm (by process age) would end it
     started = time.perf_counter()
     if own_process:  # the budget, from outside the work: until the settings say otherwise, the environment's
         deadline.arm_exit(_first_timeout())
