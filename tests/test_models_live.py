@@ -24,9 +24,9 @@ except ImportError:  # pragma: no cover - run from the repository root
 pytestmark = pytest.mark.ollama_live
 
 DEFAULT = "qwen2.5-coder:1.5b"
-KNOWN_TOO_WEAK = {"judge": {"qwen2.5-coder:1.5b"}}
+KNOWN_TOO_WEAK = {"judge": {"qwen2.5-coder:1.5b"}, "reranker": {"qwen2.5-coder:1.5b"}}
 """Models ``crib doctor --models`` must call too weak for a job (measured: the 1.5B judge picks
-nearly every candidate and never says none): for them the quality test asserts the check's verdict."""
+nearly every candidate and never says none; its reranker grades only 0 or 5): for them the quality test asserts the check's verdict."""
 
 NOTES = [
     "The billing service stores invoices in PostgreSQL 16; Dana Lee owns it.",
@@ -100,6 +100,15 @@ def test_live_judge_quality_is_what_the_check_says(live: tuple[str, str]) -> Non
         assert check.verdict == "too weak" and check.recommendation, check.as_dict()
     else:
         assert check.verdict == "fit", check.as_dict()
+
+
+def test_live_reranker_quality_is_what_the_check_says(live: tuple[str, str]) -> None:
+    from crib_plugin.hosts.model_check import rerank_figures, rerank_verdict
+    from crib_plugin.models.ollama.reranker import OllamaReranker
+
+    model = live[1]
+    check = rerank_verdict(model, rerank_figures(OllamaReranker(model=model, timeout=600).score))
+    assert check.verdict == ("too weak" if model in KNOWN_TOO_WEAK["reranker"] else "fit"), check.as_dict()
 
 
 def test_live_deep_recall_answers_with_citations(live: tuple[str, str], db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

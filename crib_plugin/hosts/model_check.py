@@ -10,8 +10,8 @@ evaluation) and says, per job, whether it is fit:
 * **judge** — on prompts that need one memory, does it pick it (recall) and little else
   (precision)? On prompts no memory answers, does it ever say ``[]``? Too weak when it never says
   no, or its precision or recall is below :data:`JUDGE_FLOOR`.
-* **reranker** — does it grade the memory that answers a question above an unrelated one
-  (separation)? Too weak below :data:`RERANK_FLOOR`.
+* **reranker** — does it grade the memory that answers a question above another one, unrelated
+  or a near miss of the same project (separation)? Too weak below :data:`RERANK_FLOOR`.
 
 It also times each call against the job's deadline (``CRIB_JUDGE_DEADLINE``,
 ``CRIB_RERANK_DEADLINE``): a fit model that cannot answer in time fails open on every prompt. The
@@ -77,8 +77,16 @@ RERANK_CASES: list[tuple[str, str, str]] = [
     ("How are timestamps stored?", "tz", "deps"),
     ("Who reviews database migrations?", "migr", "logo"),
     ("What happens if I commit unformatted code?", "lint", "tz"),
+    ("Which tool manages Python environments here?", "uv", "lint"),
+    ("Why did CI hang?", "ci", "lint"),
+    ("Can I deploy on Friday?", "deploy", "migr"),
+    ("How are timestamps stored?", "tz", "migr"),
+    ("Who reviews database migrations?", "migr", "tz"),
+    ("What happens if I commit unformatted code?", "lint", "deps"),
 ]
-"""(question, the memory that answers it, an unrelated memory)."""
+"""(question, the memory that answers it, another memory): six unrelated, then six near misses of
+the same project and kind — what a reranker over budget actually orders, since every candidate it
+sees was retrieved for the prompt."""
 
 
 @dataclass
@@ -181,7 +189,7 @@ def rerank_figures(score: Callable[[str, list[str]], Sequence[float]]) -> dict[s
 
 def rerank_verdict(model: str, figures: dict[str, Any]) -> Check:
     if figures["separation"] < RERANK_FLOOR:
-        why = (f"it graded the answering memory above an unrelated one in {figures['separation']:.0%} of pairs "
+        why = (f"it graded the answering memory above the other one in {figures['separation']:.0%} of pairs "
                f"(needs {RERANK_FLOOR:.0%}); grades used: {figures['distinct_grades']}")
         return Check("reranker", model, "too weak", figures, why, RECOMMENDATION)
     return Check("reranker", model, "fit", figures, f"separation {figures['separation']:.0%}")
