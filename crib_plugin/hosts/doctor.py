@@ -19,6 +19,7 @@ from ..models.weights import minilm_status
 from ..read.gate.judging import judge_choice
 from ..store.sqlite import sqlite_capabilities
 from .bytecode import status as bytecode_status
+from .setup.check import hosts_report
 
 
 def _embedder_check(name: str) -> dict[str, Any]:
@@ -97,7 +98,6 @@ def run_doctor() -> dict[str, Any]:
     }
 
     report["bytecode"] = bytecode_status()
-    from .setup.check import hosts_report  # deferred: only doctor probes the agent hosts
 
     report["hosts"] = hosts_report()
     report["ok"] = all(section.get("ok", True) for section in report.values() if isinstance(section, dict))

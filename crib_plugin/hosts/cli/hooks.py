@@ -9,6 +9,7 @@ import click
 
 from ..claude import SESSION_START, USER_PROMPT_SUBMIT, run_hook
 from ..display import run_message_display
+from ..stream import AFTER_MODEL, TEXT_COMPLETE, run_stream_hook
 
 _HOOK_CONTEXT = {"ignore_unknown_options": True, "allow_extra_args": True}  # never a usage error (exit 2)
 
@@ -57,7 +58,6 @@ def hook_session_start(host: str) -> None:
 @click.option("--host", default="gemini", show_default=True, help="The agent host (gemini).")
 def hook_after_model(host: str) -> None:
     """Gemini AfterModel (once per streamed chunk): remove memory blocks from the chunk shown."""
-    from ..stream import AFTER_MODEL, run_stream_hook  # deferred: only this hook needs it
 
     sys.exit(run_stream_hook(AFTER_MODEL, host, sys.stdin, sys.stdout))
 
@@ -66,7 +66,6 @@ def hook_after_model(host: str) -> None:
 @click.option("--host", default="opencode", show_default=True, help="The agent host (opencode).")
 def hook_text_complete(host: str) -> None:
     """opencode experimental.text.complete: remove memory blocks from a finished text part."""
-    from ..stream import TEXT_COMPLETE, run_stream_hook  # deferred: only this hook needs it
 
     sys.exit(run_stream_hook(TEXT_COMPLETE, host, sys.stdin, sys.stdout))
 

@@ -6,6 +6,7 @@ import click
 
 from ..setup import HOSTS
 from ..setup import setup as run_setup
+from ..setup.codex import TRUST_NOTE
 
 
 @click.command("setup")
@@ -21,7 +22,6 @@ def setup(host: str, undo: bool) -> None:
     for line in changes.lines:
         click.echo(line)
     if host == "codex" and not undo:
-        from ..setup.codex import TRUST_NOTE  # deferred: only codex needs it
 
         click.echo(TRUST_NOTE)
     if host == "gemini" and not undo:
