@@ -211,3 +211,23 @@ def test_the_first_line_of_crib_ui_is_its_url(db: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_it_listens_on_loopback_only() -> None:
+    from crib_plugin.hosts.cli.ui import bind_loopback
+
+    sock = bind_loopback(0)
+    try:
+        assert sock.getsockname()[0] == "127.0.0.1"
+    finally:
+        sock.close()
+
+
+def test_without_the_extra_crib_ui_says_how_to_install_it(db: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['uvicorn'] = None\n"
+            "from crib_plugin.hosts.cli.hotpath import main; sys.argv = ['crib', 'ui', '--no-browser']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "pip install 'crib-plugin[ui]'" in done.stderr and "Traceback" not in done.stderr, done.stderr

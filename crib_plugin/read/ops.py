@@ -50,25 +50,24 @@ class MemoryOps:
     """The management half of the facade; ``self`` is a ``Memory`` (``store``, ``settings``, ``recall``)."""
 
     def list_memories(self: "MemoryLike", flt: ListFilter = ListFilter()) -> list[dict[str, Any]]:
-        """Entries newest first (redacted), filtered as ``flt`` says; at most ``flt.limit``."""
+        """Entries newest first (redacted), filtered as ``flt`` says; at most ``flt.limit``. The text,
+        project and author filters look at the newest :data:`TEXT_WINDOW` entries (a bounded cost)."""
         wanted_ids = _authored_ids(self, flt.author) if flt.author else None
         needle = flt.text.strip().lower()
-        window = None if not (needle or wanted_ids is not None or flt.project) else max(TEXT_WINDOW, flt.limit)
-        rows = list_entries(self, types=flt.types, since=flt.since or None, until=flt.until or None,
-                            limit=window if window else flt.limit, include_superseded=flt.include_superseded)
-        out = []
-        projects = _projects(self, [r["id"] for r in rows]) if flt.project else {}
-        for row in rows:
-            if needle and needle not in row["content"].lower():
-                continue
-            if wanted_ids is not None and row["id"] not in wanted_ids:
-                continue
-            if flt.project and projects.get(row["id"]) != flt.project:
-                continue
-            out.append(row)
-            if len(out) >= flt.limit:
-                break
-        return out
+
+        def keep(version: Any) -> bool:
+            entry = version.entry
+            if wanted_ids is not None and entry.id not in wanted_ids:
+                return False
+            if flt.project and getattr(entry, "project", None) != flt.project:
+                return False
+            # matched on the stored text, then on what is shown: a redacted secret cannot be probed
+            return not needle or (needle in entry.content.lower() and needle in str(redact_value(entry.content)).lower())
+
+        filtering = bool(needle or wanted_ids is not None or flt.project)
+        return list_entries(self, types=flt.types, since=flt.since or None, until=flt.until or None, limit=flt.limit,
+                            include_superseded=flt.include_superseded, keep=keep if filtering else None,
+                            scan=max(TEXT_WINDOW, flt.limit))
 
     def search_memories(self: "MemoryLike", query: str, limit: int = 20) -> list[dict[str, Any]]:
         """crib's own ranking for ``query``: each hit redacted, with its fused score and, per channel, its rank."""
@@ -138,7 +137,3 @@ def _authored_ids(memory: "MemoryLike", who: str) -> set[int]:
             out.add(row.entry_id)
     return out
 
-
-def _projects(memory: "MemoryLike", ids: Sequence[int]) -> dict[int, str | None]:
-    """The project each entry was written from (``None``: not recorded)."""
-    return {i: getattr(e, "project", None) for i, e in memory.store.get_entries(list(ids)).items()} if ids else {}

@@ -12,7 +12,7 @@ hash of its content (enough to recognise it if the same text comes back, not to 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..core.authorship import authored, project_filter
 from ..core.cues import CUE_BY_KEY, CUE_KEY, cue_of, cue_space_key, embed_cues, with_cue
@@ -82,12 +82,20 @@ def list_entries(
     until: str | None = None,
     limit: int | None = 50,
     include_superseded: bool = True,
+    keep: Callable[[EntryVersion], bool] | None = None,
+    scan: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Entries newest first, filtered by type and ``created_at`` bounds (ISO dates or times)."""
+    """Entries newest first, filtered by type and ``created_at`` bounds (ISO dates or times).
+
+    ``keep`` (``crib ui``'s text, project and author filters) is asked of the newest ``scan``
+    entries before any is redacted, and the first ``limit`` it keeps are returned."""
     versions = memory.store.list_versions(
         types=[t.strip().lower() for t in types], since=_bound(since, end=False), until=_bound(until, end=True),
-        limit=limit, include_superseded=include_superseded, project=project_filter(memory.settings.projects),
+        limit=scan if keep is not None and scan is not None else limit, include_superseded=include_superseded,
+        project=project_filter(memory.settings.projects),
     )
+    if keep is not None:
+        versions = [v for v in versions if keep(v)][:limit]
     return [_row_json(v) for v in versions]
 
 

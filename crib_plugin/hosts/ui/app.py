@@ -9,6 +9,7 @@ confirmation page, and recorded in the store's audit log like the CLI's (the sam
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from ...core.entry_types import BUILTIN_TYPES
 from ...core.errors import CribError
+from ...core.timeutil import now_iso
 from ...output.session_journal import read_sessions
 from ...read.ops import ListFilter
 from ...text.redact import redact_value
@@ -30,6 +32,7 @@ from .stores import Stores
 
 HERE = Path(__file__).parent
 FIXES = ("forget", "correct", "cue", "type")
+DOCTOR_TTL = 60.0  # seconds the health page reuses `crib doctor`'s checks
 
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
 
@@ -40,6 +43,7 @@ class Viewer:
     def __init__(self, stores: Stores, guard: Guard) -> None:
         self.stores = stores
         self.guard = guard
+        self._doctor: tuple[float, dict[str, Any]] | None = None
 
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = _env.get_template(name).render(csrf=self.guard.csrf, where=self.stores.where(), **context)
@@ -130,11 +134,19 @@ class Viewer:
                 stats[row["scope"]] = self.stores.get(row["scope"]).store_stats() if row["exists"] else None
             except CribError as exc:
                 stats[row["scope"]] = {"error": str(exc)}
-        try:
-            doctor: dict[str, Any] = run_doctor()
-        except Exception as exc:  # the page still shows the counts
-            doctor = {"ok": False, "error": str(exc)}
-        return self.page("health.html", stats=stats, doctor=doctor)
+        return self.page("health.html", stats=stats, doctor=self.doctor())
+
+    def doctor(self) -> dict[str, Any]:
+        """``crib doctor``'s report, kept :data:`DOCTOR_TTL` seconds (it hashes the model's weights)."""
+        now = time.monotonic()
+        if self._doctor is None or now - self._doctor[0] > DOCTOR_TTL:
+            try:
+                report: dict[str, Any] = run_doctor()
+            except Exception as exc:  # the page still shows the counts
+                report = {"ok": False, "error": str(exc)}
+            report["checked_at"] = now_iso()
+            self._doctor = (now, report)
+        return self._doctor[1]
 
 
 def _types() -> list[str]:
