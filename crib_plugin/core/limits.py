@@ -16,6 +16,13 @@ README ("Limits and hostile input"):
   :data:`MAX_SCAN_CHARS` characters, so an oversized entry left by an older version cannot slow
   every retrieval.
 * **Hook stdin** is read up to :data:`MAX_HOOK_STDIN_BYTES` bytes and decoded with replacement.
+* **Imports** read regular files only (a FIFO or a device could block or never end), a JSONL line
+  of at most :data:`MAX_IMPORT_LINE_BYTES`, at most :data:`MAX_IMPORT_BYTES` in all, and a folder
+  walk of at most :data:`MAX_IMPORT_WALK` paths yielding at most :data:`MAX_IMPORT_FILES` files.
+* **Integers** given on a command line or to a tool (ids, limits, budgets) fit SQLite's 64-bit
+  range (:data:`MAX_INT`); a JSON document's integers are parsed by :func:`parse_json`, which turns
+  every way a document can fail (syntax, a 5,000-digit number, nesting past Python's stack) into
+  one :class:`InputError`.
 """
 
 from __future__ import annotations
@@ -35,6 +42,24 @@ MAX_TERMS = 128
 MAX_TERM_CHARS = 64
 MAX_SCAN_CHARS = 8_000
 MAX_HOOK_STDIN_BYTES = 16 * 1024 * 1024
+MAX_IMPORT_LINE_BYTES = 2 * 1024 * 1024  # an entry at the character limit, \u-escaped, plus metadata
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024
+MAX_IMPORT_FILES = 20_000
+MAX_IMPORT_WALK = 100_000
+MAX_INT = 2**63 - 1  # SQLite's INTEGER (and PostgreSQL's bigint)
+
+
+def parse_json(text: str | bytes, what: str) -> Any:
+    """``json.loads(text)``, every failure one :class:`InputError` naming ``what``: invalid JSON, a
+    number of more digits than Python converts (``ValueError``), nesting past the stack."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"{what}: JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InputError(f"{what}: not valid JSON ({str(exc).split(';')[0]})") from None
 
 
 def bound_prompt(text: str, limit: int = MAX_PROMPT_CHARS) -> str:

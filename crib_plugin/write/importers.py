@@ -24,14 +24,16 @@ deduplicated).
 
 from __future__ import annotations
 
-import json
+import io
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..core.errors import InputError
-from ..core.limits import decode_input
+from ..core.limits import MAX_IMPORT_BYTES, MAX_IMPORT_FILES, MAX_IMPORT_LINE_BYTES, MAX_IMPORT_WALK, decode_input, parse_json
 from ..core.records import ENTRY_TYPES
 
 FORMATS = ("jsonl", "claude", "markdown")
@@ -92,20 +94,54 @@ def detect_format(path: Path, fmt: str | None = None) -> str:
 
 
 def jsonl_records(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
-    """crib's export format, one JSON object a line; a bad line (invalid UTF-8, not JSON, nested
-    too deeply) names its number and writes nothing."""
+    """crib's export format, one JSON object a line; a bad line (invalid UTF-8, not JSON, a number
+    of thousands of digits, nested too deeply) names its number and writes nothing."""
     records = []
     for number, raw in enumerate(lines, start=1):
         line = decode_input(raw, f"line {number}") if isinstance(raw, bytes) else raw
         if not line.strip():
             continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {number}: not valid JSON ({exc.msg})") from exc
-        except RecursionError:
-            raise InputError(f"line {number}: JSON nested too deeply") from None
+        records.append(parse_json(line, f"line {number}"))
     return records
+
+
+def bounded_lines(handle: BinaryIO, what: str) -> Iterator[bytes]:
+    """The lines of ``handle``, each at most :data:`MAX_IMPORT_LINE_BYTES` and all together at most
+    :data:`MAX_IMPORT_BYTES` (InputError past either): ``/dev/zero`` on stdin, a line without end,
+    or an endless producer never fills the memory."""
+    total = 0
+    number = 0
+    while True:
+        line = handle.readline(MAX_IMPORT_LINE_BYTES + 1)
+        if not line:
+            return
+        number += 1
+        total += len(line)
+        if len(line) > MAX_IMPORT_LINE_BYTES:
+            raise InputError(f"{what}: line {number} is longer than {MAX_IMPORT_LINE_BYTES:,} bytes; not a crib record")
+        if total > MAX_IMPORT_BYTES:
+            raise InputError(f"{what} holds more than {MAX_IMPORT_BYTES:,} bytes; split it into smaller files")
+        yield line
+
+
+def _read_bounded(handle: BinaryIO, what: str) -> bytes:
+    """All of ``handle`` when it holds at most :data:`MAX_IMPORT_BYTES`, else InputError."""
+    data = handle.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise InputError(f"{what} holds more than {MAX_IMPORT_BYTES:,} bytes; split it into smaller files")
+    return data
+
+
+def _regular_file(path: Path) -> None:
+    """InputError unless ``path`` is a regular file: a FIFO would block until a writer comes, a
+    device (``/dev/zero``) never ends, a socket cannot be read as a file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path} is not a regular file (a FIFO, device or socket); "
+                         "give a file or a folder, or `-` to read stdin")
 
 
 # -- markdown -----------------------------------------------------------------------------------
@@ -289,37 +325,55 @@ def markdown_records(text: str, *, source: str, source_path: str) -> list[dict[s
 
 
 def markdown_files(folder: Path) -> Iterator[Path]:
-    """Markdown files under ``folder``, sorted, skipping VCS, virtualenv and crib's own folders."""
-    for path in sorted(folder.rglob("*")):
-        if any(part in SKIP_DIRS for part in path.relative_to(folder).parts[:-1]):
-            continue
-        if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES:
-            yield path
+    """Markdown files under ``folder``, sorted, skipping VCS, virtualenv and crib's own folders.
+
+    The walk is bounded (:data:`MAX_IMPORT_WALK` paths looked at, :data:`MAX_IMPORT_FILES` files
+    found: ``crib import /`` says so instead of walking the whole disk), follows no symbolic link,
+    and skips what cannot be read or vanishes while it runs (``/proc``)."""
+    found: list[Path] = []
+    seen = 0
+    for root, dirs, files in os.walk(folder, onerror=lambda _exc: None):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        seen += len(dirs) + len(files)
+        if seen > MAX_IMPORT_WALK:
+            raise InputError(f"{folder} holds more than {MAX_IMPORT_WALK:,} files and folders; import a smaller folder")
+        for name in files:
+            path = Path(root) / name
+            if path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file():
+                found.append(path)
+                if len(found) > MAX_IMPORT_FILES:
+                    raise InputError(f"{folder} holds more than {MAX_IMPORT_FILES:,} markdown files; import a smaller folder")
+    yield from sorted(found)
 
 
 def read_records(path: Path, fmt: str | None = None, stdin: Any = None) -> tuple[str, list[dict[str, Any]]]:
-    """The records to import from ``path`` (``-``: stdin) and the format they were read as."""
+    """The records to import from ``path`` (``-``: stdin) and the format they were read as; every
+    read is bounded (:func:`bounded_lines`, :func:`_read_bounded`) and only regular files are opened."""
     kind = detect_format(path, fmt)
     if str(path) == "-":
-        data = getattr(stdin, "buffer", stdin).read() if stdin is not None else b""
+        source = getattr(stdin, "buffer", stdin) if stdin is not None else io.BytesIO()
+        if isinstance(source, io.TextIOBase):  # a text stream (tests): its bytes
+            source = io.BytesIO(source.read(MAX_IMPORT_BYTES + 1).encode("utf-8", "surrogateescape"))
         if kind == "jsonl":
-            return kind, jsonl_records(data.splitlines() if isinstance(data, bytes) else data.splitlines())
-        text = decode_input(data, "stdin") if isinstance(data, bytes) else data
-        return kind, markdown_records(text, source=kind, source_path="-")
+            return kind, jsonl_records(bounded_lines(source, "stdin"))
+        return kind, markdown_records(decode_input(_read_bounded(source, "stdin"), "stdin"), source=kind, source_path="-")
     if not path.exists():
         raise InputError(f"no such file or folder: {path}")
     if kind == "jsonl":
         if path.is_dir():
             raise InputError(f"{path} is a folder: give a JSONL file, or --format markdown")
+        _regular_file(path)
         with path.open("rb") as handle:
-            return kind, jsonl_records(handle)
+            return kind, jsonl_records(bounded_lines(handle, str(path)))
     files = list(markdown_files(path)) if path.is_dir() else [path]
     records: list[dict[str, Any]] = []
     for file in files:
+        _regular_file(file)
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read {file}: {exc}") from exc
+            with file.open("rb") as handle:
+                text = decode_input(_read_bounded(handle, str(file)), str(file))
+        except OSError as exc:
+            raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
         source = "claude" if kind == "claude" or file.name.lower() in CLAUDE_NAMES else "markdown"
         records.extend(markdown_records(text, source=source, source_path=str(file.resolve())))
     return kind, records

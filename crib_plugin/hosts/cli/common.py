@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from ...core.errors import CribError
+from ...core.faillog import log_failure
 from ...memory import Memory
 from ...scopes import global_db
 
@@ -22,13 +23,20 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 class CribGroup(click.Group):
-    """Turns CribError into a clean one-line message (no traceback) for every subcommand."""
+    """Turns CribError into a clean one-line message (no traceback) for every subcommand; anything
+    else (a bug) into one line naming it, logged to ``crib.log`` — a command never ends in a
+    traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CribError as exc:
             fail(str(exc), exc.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 -- the last line of defence: one line, exit 1, logged
+            log_failure(f"crib {ctx.invoked_subcommand or ''}".strip(), exc)
+            fail(f"failed: {type(exc).__name__}: {str(exc)[:300]} (a bug; logged to crib.log)")
 
 
 def open_memory(create: bool = True, **kwargs: Any) -> Any:

@@ -13,6 +13,7 @@ from ...text.redact import redact_for_render as safe
 from ..scoped import recall_scopes
 from .common import now_option
 from .io import read_stdin
+from .params import COUNT, POSITIVE
 from .retrieve import run_retrieve
 
 
@@ -29,7 +30,7 @@ def types(as_json: bool) -> None:
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["memory", "context"]), default="memory", help="memory: <memory> block (default); context: fenced <memory-context> block.")
-@click.option("--budget", type=int, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
+@click.option("--budget", type=COUNT, default=None, help="Character budget for the block (default CRIB_BUDGET or 8000).")
 @click.option("--explain", is_flag=True, help="After the block, print (to stderr) why each memory was kept or dropped.")
 @now_option
 @click.argument("prompt", required=False)
@@ -43,7 +44,7 @@ def retrieve(fmt: str, budget: int | None, explain: bool, prompt: str | None) ->
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", "-k", type=int, default=10, show_default=True)
+@click.option("--limit", "-k", type=POSITIVE, default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit (id, score, channels, content, type, created_at, metadata).")
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
 @click.option("--explain", is_flag=True, help="Show each channel's rank and score, floors and timings.")

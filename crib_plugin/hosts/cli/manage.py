@@ -20,6 +20,7 @@ from ...write.manage import correct as correct_entry
 from ...write.manage import forget as forget_ids
 from ...write.manage import stats as store_stats
 from .io import read_stdin
+from .params import COUNT, ENTRY_ID, POSITIVE
 
 SCOPE_CHOICE = click.Choice(["project", "global"])
 
@@ -64,7 +65,7 @@ def where(as_json: bool) -> None:
 @click.option("--since", default=None, help="Created on or after this ISO date/time.")
 @click.option("--until", default=None, help="Created on or before this ISO date/time (a date covers the day).")
 @click.option("--scope", type=click.Choice(["project", "global", "all"]), default="all", show_default=True)
-@click.option("--limit", type=int, default=50, show_default=True, help="At most this many (0: all).")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="At most this many (0: all).")
 @click.option("--current", is_flag=True, help="Leave out entries a correction superseded.")
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: str, limit: int, current: bool, as_json: bool) -> None:
@@ -78,7 +79,7 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 
 
 @click.command()
-@click.argument("entry_id", type=int)
+@click.argument("entry_id", type=ENTRY_ID)
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
@@ -148,7 +149,7 @@ def stats(scope: str, as_json: bool) -> None:
 @click.argument("entry_ids", nargs=-1)
 @click.option("--query", default=None, help="Forget the memories matching this text (previewed first).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (scripts).")
-@click.option("--limit", type=int, default=20, show_default=True, help="With --query: at most this many matches.")
+@click.option("--limit", type=POSITIVE, default=20, show_default=True, help="With --query: at most this many matches.")
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int, scope: str) -> None:
     """Delete memories by id, or those matching --query, from every channel and index.
@@ -182,7 +183,7 @@ def forget(entry_ids: tuple[str, ...], query: str | None, yes: bool, limit: int,
 
 
 @click.command()
-@click.argument("entry_id", type=int)
+@click.argument("entry_id", type=ENTRY_ID)
 @click.argument("text", required=False)
 @click.option("--type", "entry_type", default=None, help="Type of the new entry (default correction).")
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
@@ -197,7 +198,7 @@ def correct(entry_id: int, text: str | None, entry_type: str | None, scope: str)
 
 
 @click.command()
-@click.argument("entry_id", type=int)
+@click.argument("entry_id", type=ENTRY_ID)
 @click.argument("when", required=False)
 @click.option("--clear", is_flag=True, help="Remove the entry's cue.")
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
@@ -219,8 +220,8 @@ def cue(entry_id: int, when: str | None, clear: bool, scope: str) -> None:
 
 
 @click.command(name="log")
-@click.option("--limit", type=int, default=50, show_default=True)
-@click.option("--entry", "entry_id", type=int, default=None, help="Only rows about this entry.")
+@click.option("--limit", type=COUNT, default=50, show_default=True)
+@click.option("--entry", "entry_id", type=ENTRY_ID, default=None, help="Only rows about this entry.")
 @click.option("--scope", type=SCOPE_CHOICE, default="project", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:

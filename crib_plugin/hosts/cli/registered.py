@@ -17,6 +17,7 @@ from crib_eval.on_server import stores_on_server
 
 from ...core.config import overriding, parse_channels
 from .common import now_option
+from .params import COUNT, POSITIVE
 
 CONVERSATIONAL = {"locomo": "LoCoMo", "realmem": "RealMem", "madial": "MADial-Bench (en)"}
 CONVERSATIONAL_LOADERS: dict[str, Any] = {"locomo": locomo, "realmem": realmem, "madial": madial}
@@ -26,13 +27,13 @@ CONVERSATIONAL_LOADERS: dict[str, Any] = {"locomo": locomo, "realmem": realmem, 
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the per-conversation stores are built and reused.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the stores even if cached.")
-@click.option("--questions", type=int, default=None, help="Only the first N questions of each conversation (quick runs).")
-@click.option("--conversations", type=int, default=None, help="Only the first N conversations.")
+@click.option("--questions", type=POSITIVE, default=None, help="Only the first N questions of each conversation (quick runs).")
+@click.option("--conversations", type=POSITIVE, default=None, help="Only the first N conversations.")
 @click.option("--only", "only", multiple=True, help="Only the conversation with this id (repeatable), within the split.")
 @click.option("--set", "eval_set", type=click.Choice(["locomo", "coding", "realmem", "madial", "commits"]), default="locomo", show_default=True, help="Which evaluation: LoCoMo, the coding-agent memory shipped with crib, a public set read at run time (realmem: CRIB_REALMEM, madial: CRIB_MADIAL), or commits: silence on public commit subjects.")
 @click.option("--split", type=click.Choice(["dev", "test", "all"]), default="all", show_default=True, help="Which prompts or conversations (tune on dev, report test).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="coding: write every prompt's outcome to this JSON file.")
-@click.option("--offenders", type=int, default=0, help="coding: list the N worst prompts with what was injected.")
+@click.option("--offenders", type=COUNT, default=0, help="coding: list the N worst prompts with what was injected.")
 @click.option("--cues/--no-cues", default=True, show_default=True, help="coding: store the memories with the recall cues (`when`) the agent wrote, or without.")
 @click.option("--cue-model", default=None, help="coding: let this Ollama model write every memory's recall cue instead (CRIB_CUE_MODEL).")
 @click.option("--judge-model", default=None, help="Let this Ollama model pick each block from the best candidates (CRIB_JUDGE_MODEL).")
@@ -81,10 +82,10 @@ def _eval_coding(cache: Path, rebuild: bool, split: str, json_out: Path | None, 
 @click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None, help="locomo10.json (default: CRIB_LOCOMO or ../shared/eval/locomo/locomo10.json).")
 @click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=Path(".state/eval"), show_default=True, help="Where the LoCoMo stores are built and reused (shared with `crib eval`).")
 @click.option("--rebuild", is_flag=True, help="Rebuild the LoCoMo stores even if cached.")
-@click.option("--conversations", type=int, default=None, help="Only the first N LoCoMo conversations.")
+@click.option("--conversations", type=POSITIVE, default=None, help="Only the first N LoCoMo conversations.")
 @click.option("--no-locomo", is_flag=True, help="Only the coding-memory store (seconds instead of a minute).")
 @click.option("--channel", "channels", multiple=True, help="Only these channels (repeatable): triples, fts, vector.")
-@click.option("--offenders", type=int, default=30, show_default=True, help="How many offending prompts to list.")
+@click.option("--offenders", type=COUNT, default=30, show_default=True, help="How many offending prompts to list.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write every offending trial and query outcome to this JSON file.")
 def eval_noanswer(data: Path | None, cache: Path, rebuild: bool, conversations: int | None, no_locomo: bool, channels: tuple[str, ...], offenders: int, json_out: Path | None) -> None:
     """The no-answer set (share of unrelated prompts that inject nothing) and the coding-query hit rate."""

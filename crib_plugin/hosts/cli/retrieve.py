@@ -26,7 +26,7 @@ def prompt_from_input(raw: str) -> str:
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON (or a number of thousands of digits): the text is the prompt
             return bound_prompt(text)
         except RecursionError:  # nested past Python's limit: not a hook's JSON
             return ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -10,6 +9,7 @@ import click
 from ...core.config import get_settings
 from ...core.cues import with_cue
 from ...core.errors import InputError
+from ...core.limits import parse_json
 from .common import open_memory, scope_kwargs, warn_all
 from .io import read_stdin_text
 
@@ -31,10 +31,7 @@ def write(entry_type: str | None, created_at: str | None, metadata: str | None, 
         raise InputError("nothing to write: stdin is empty")
     meta: dict[str, Any] = {}
     if metadata:
-        try:
-            meta = json.loads(metadata)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise InputError(f"--metadata is not valid JSON: {exc}") from None
+        meta = parse_json(metadata, "--metadata")
         if not isinstance(meta, dict):
             raise InputError("--metadata must be a JSON object")
     if not thread:
