@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
-from pg import pg_server, pg_url  # noqa: F401
 
 from crib_plugin import Memory
 from crib_plugin.hosts import mcp_server

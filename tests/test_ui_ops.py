@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg import new_database, pg_server, pg_url  # noqa: F401  (fixtures)
 
 from crib_plugin.hosts.claude.state import MAX_PROMPTS, SessionState
 from crib_plugin.output import session_journal as journal

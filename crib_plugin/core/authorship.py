@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .config import setting_value
 from .repo import repo_root
 
 AGENT: str | None = None  # set by a long-lived host (the MCP server) to name itself
@@ -64,7 +65,7 @@ HOST_NAMES = {"claude": "claude-code", "gemini": "gemini-cli"}  # crib setup's s
 def host() -> str:
     """The agent host the change came through (``codex``, ``claude-code``, ``gemini-cli``,
     ``opencode``), or "" when none is known (a person at a terminal, a script)."""
-    given = os.environ.get("CRIB_HOST", "").strip().lower()
+    given = str(setting_value("host", "") or "").strip().lower()
     if given:
         return HOST_NAMES.get(given, given)
     return next((name for var, name in HOST_MARKERS if os.environ.get(var)), "")

@@ -120,6 +120,8 @@ class Settings:
     vec_extension: str | None = setting("CRIB_VEC_EXTENSION", text, None, "path to another sqlite-vec build", shown="bundled")
     parallel: str = setting("CRIB_PARALLEL", choice(PARALLEL_MODES), "auto", "embed the prompt in a forked worker during a cold `crib retrieve` / prompt hook: `auto` (when `os.fork` exists and ≥ 2 CPUs are available), `1`, `0`")
     locomo: Path | None = setting("CRIB_LOCOMO", path, None, "`locomo10.json` for `crib eval` / `crib eval-noanswer`", shown="`../shared/eval/locomo/locomo10.json`")
+    host: str = setting("CRIB_HOST", text, "", "the agent host whose hooks and MCP server run crib (`claude`, `codex`, `gemini`, `opencode`): `crib setup` sets it in each host's MCP entry, and every audit row records it; else the variables each host sets tell", shown="from the host's own variables")
+    codex_bin: str = setting("CRIB_CODEX_BIN", text, "", "the `codex` command `crib setup codex` runs (else the one on PATH)", shown="`codex` on PATH")
     python: str | None = setting("CRIB_PYTHON", text, None, "interpreter the plugin's `bin/crib` launcher runs (`$CRIB_PYTHON -m crib_plugin`); read by the launcher only", shown="found by `bin/crib`")
     global_db: Path | None = setting("CRIB_GLOBAL_DB", path, None, "the global store, whose memories (preferences…) every project inherits; `crib write --global` writes there", shown="`crib.db` in `platformdirs.user_data_dir(\"crib\")`")
     progress: bool = setting("CRIB_PROGRESS", boolean, True, "`0` silences the progress bars/lines of import, reindex, calibrate and the model download", shown="`1`")

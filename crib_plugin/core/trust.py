@@ -45,6 +45,8 @@ RESTRICTED: dict[str, str] = {
     "ollama_host": "names a server prompts are sent to",
     "log": "records prompts to a file",
     "now": "changes the date writes are stored with",
+    "host": "changes which agent the audit names",
+    "codex_bin": "names a program crib setup runs",
 }
 #: Keys a project file may set: they tune retrieval and name nothing outside it. A key in none of
 #: these sets (a setting added later and not classified) is refused, like the RESTRICTED ones.
@@ -53,7 +55,8 @@ TUNES = frozenset({
     "rerank_deadline", "cue_model", "judge", "judge_model", "judge_deadline", "deep_model", "deep_calls",
     "deep_tokens", "deep_seconds", "deep_wave", "deep_manifest", "ollama_timeout", "channel", "budget",
     "thread", "projects", "log_prompts", "plugin_cache", "hook_timeout", "session_ttl_days", "parallel",
-    "progress", "busy_timeout", "embed_budget", "write_vectors", "extract_budget",
+    "progress", "busy_timeout", "embed_budget", "write_vectors", "extract_budget", "ollama_keep_alive",
+    "write_models", "trace_plugins",
 })
 #: Paths a project file may set inside its own folder only.
 INSIDE_ONLY = frozenset({"error_log", "locomo"})

@@ -5,7 +5,7 @@ type, forget (after a preview), stats and the audit log.
 protocol: every method goes through :mod:`crib_plugin.write.manage` (one implementation for the
 CLI, the MCP server and the viewer) and the Store contract, so SQLite and PostgreSQL stores behave
 alike. It is mixed into a ``Memory`` by the hosts that manage stores (``crib ui``:
-:class:`crib_plugin.hosts.ui.state.ManagedMemory`), not into the facade itself: its imports (the
+:class:`crib_plugin.hosts.ui.stores.ManagedMemory`), not into the facade itself: its imports (the
 write path's management, redaction, fact consolidation) stay off the per-prompt hook's path.
 """
 
@@ -19,6 +19,7 @@ from ..core.errors import InputError
 from ..text.redact import redact_value
 from ..write.clean import validate_type
 from ..write.manage import audit_log, correct, forget, list_entries, record_audit, set_cue, show_entry, stats
+from . import pipeline
 from .forget_preview import preview_forget
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,7 +72,7 @@ class MemoryOps:
 
     def search_memories(self: "MemoryLike", query: str, limit: int = 20) -> list[dict[str, Any]]:
         """crib's own ranking for ``query``: each hit redacted, with its fused score and, per channel, its rank."""
-        hits = self.recall(query).hits[:limit]
+        hits = pipeline.recall(self, query).hits[:limit]
         return [{
             "id": hit.entry.id, "type": hit.entry.type, "created_at": hit.entry.created_at,
             "content": redact_value(hit.entry.content), "score": round(hit.score, 6),

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from ... import __version__
+from ...core.config import setting_value
 from ...core.errors import CribError
 from .files import Changes, crib_argv, crib_command, read_json, replace_block, set_hooks, write_json, write_text
 
@@ -41,7 +42,7 @@ def home(base: Path) -> Path:
 
 
 def codex_binary() -> str | None:
-    given = os.environ.get("CRIB_CODEX_BIN", "").strip()
+    given = str(setting_value("codex_bin", "") or "").strip()
     return given if given and os.access(given, os.X_OK) else shutil.which("codex")
 
 
