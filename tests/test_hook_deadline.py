@@ -101,7 +101,7 @@ def test_slow_imports_before_the_hook_runs_are_cut_at_the_deadline(tmp_path: Pat
     code = (
         "import sys, time\n"
         "from crib_plugin.hosts.cli import hotpath\n"
-        "def slow_import(target, *args):\n"
+        "def slow_import(target, *args, **kwargs):\n"
         "    time.sleep(5)\n"
         "hotpath.run_entry = slow_import\n"
         "sys.argv = ['crib', 'hook', 'user-prompt-submit']\n"

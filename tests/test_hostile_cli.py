@@ -98,7 +98,7 @@ def test_integer_out_of_range_is_one_clear_line(stored: Path, crib: Any, case: t
         pytest.skip("-1 is in range")
     result = crib(*_line(path, param, value), input="")
     _clean_failure(result)
-    assert "9223372036854775807" in result.stderr, result.stderr  # the range is named
+    assert str(param.type.maximum) in result.stderr, result.stderr  # the range is named
 
 
 DIGITS = "9" * 5000

@@ -16,12 +16,12 @@ from ...core.limits import MAX_INT
 
 
 class StoreInt(click.ParamType):
-    """An integer in ``[minimum, MAX_INT]``: ``what`` names it in the error ("a memory id")."""
+    """An integer in ``[minimum, maximum]`` (``MAX_INT`` unless given): ``what`` names it in the error ("a memory id")."""
 
     name = "integer"
 
-    def __init__(self, minimum: int, what: str) -> None:
-        self.minimum, self.what = minimum, what
+    def __init__(self, minimum: int, what: str, maximum: int = MAX_INT) -> None:
+        self.minimum, self.what, self.maximum = minimum, what, maximum
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -29,10 +29,10 @@ class StoreInt(click.ParamType):
         else:
             text = str(value).strip()
             if not text.lstrip("+-").isdigit() or len(text) > 25:  # 2**63 has 19 digits
-                self.fail(f"{self.what} must be a whole number from {self.minimum} to {MAX_INT}, got {text[:40]!r}", param, ctx)
+                self.fail(f"{self.what} must be a whole number from {self.minimum} to {self.maximum}, got {text[:40]!r}", param, ctx)
             number = int(text)
-        if not self.minimum <= number <= MAX_INT:
-            self.fail(f"{self.what} must be from {self.minimum} to {MAX_INT}, got {str(number)[:40]}", param, ctx)
+        if not self.minimum <= number <= self.maximum:
+            self.fail(f"{self.what} must be from {self.minimum} to {self.maximum}, got {str(number)[:40]}", param, ctx)
         return number
 
 
@@ -42,3 +42,5 @@ COUNT = StoreInt(0, "the number")
 """A limit or a count, 0 allowed where a command gives it a meaning ("all", "none")."""
 POSITIVE = StoreInt(1, "the number")
 """A limit or budget that must be at least 1."""
+PORT = StoreInt(0, "the port", maximum=65535)
+"""A TCP port (0: any free one)."""

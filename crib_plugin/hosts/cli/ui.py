@@ -12,6 +12,7 @@ import webbrowser
 import click
 
 from ...core.errors import InputError
+from .params import PORT
 
 try:  # the `ui` extra: optional, and loaded only by this command
     import uvicorn
@@ -39,7 +40,7 @@ def bind_loopback(port: int) -> socket.socket:
 
 
 @click.command()
-@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port on 127.0.0.1 (default: any free one).")
+@click.option("--port", type=PORT, default=0, help="Port on 127.0.0.1 (default: any free one).")
 @click.option("--no-browser", is_flag=True, help="Print the URL only; do not open a browser.")
 def ui(port: int, no_browser: bool) -> None:
     """See and fix what crib remembers, in your browser: browse and search the stores, a memory's
