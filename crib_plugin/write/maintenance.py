@@ -170,7 +170,9 @@ def import_records(
     with memory.store.transaction():
         memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new),
                                                    "first_id": min(new, default=None), "last_id": max(new, default=None)}))
-    if new:
+    # A rerun after a kill in the embedding phase stores nothing new, yet the first run's entries
+    # wait for their vectors: a rerun that met entries already present finishes them too.
+    if new or memory.store.pending():
         try:
             embed_pending(memory, on_embed_progress)
         except (ModelError, ConfigError) as exc:
