@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -651,3 +652,18 @@ def test_real_weights_are_cached_and_verified(
     status = weights.minilm_status()
     assert status["present"] is True and status["sha256_ok"] is True
     assert status["path"] == str(folder)
+
+
+def test_bytes_corrupted_with_the_old_mtime_kept_are_detected(fake_registry: dict) -> None:
+    """Bytes rewritten in place with the old size and mtime put back (``touch -d``): the ctime a
+    user cannot set changed, so the marker no longer vouches for the file and the hash finds it."""
+    folder = weights.ensure_minilm(fake_registry["cache"])
+    weights_file = folder / "model.safetensors"
+    before = weights_file.stat()
+    time.sleep(0.01)  # a ctime tick later, whatever the file system's granularity
+    with weights_file.open("r+b") as handle:
+        handle.write(b"bit rot")
+    os.utime(weights_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert weights_file.stat().st_size == before.st_size and weights_file.stat().st_mtime_ns == before.st_mtime_ns
+    assert weights.minilm_ready(fake_registry["cache"]) is False
+    assert weights.minilm_status(fake_registry["cache"])["sha256_ok"] is False

@@ -96,9 +96,11 @@ def sha256_file(path: Path) -> str:
 
 
 def _stat_key(path: Path) -> dict[str, int]:
-    """Size and mtime of a file: if either changes, the file must be hashed again."""
+    """Size, mtime, inode and ctime of a file: if any changes, the file must be hashed again. The
+    ctime is the one a user cannot set: bytes rewritten in place with the old mtime put back
+    (``touch -d``) still change it, so the next use hashes the file and finds the damage."""
     st = path.stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns}
 
 
 def _marker_ok(folder: Path) -> bool:
