@@ -155,3 +155,18 @@ def test_import_of_the_root_folder_is_bounded(stored: Path, crib: Any) -> None:
     _clean_failure(result)
     assert "import a smaller folder" in result.stderr
     assert crib("stats").returncode == 0
+
+
+@pytest.mark.parametrize("when", ["9999-12-31", "2999-01-01T00:00:00Z", "2026-12-05T00:00:00Z"])
+def test_a_date_in_the_future_is_refused(stored: Path, crib: Any, when: str) -> None:
+    """The block says the newer memory is more likely current: a memory dated 9999-12-31 would win
+    every disagreement. A date more than a day past now (CRIB_NOW here) is refused, on write and import."""
+    env = {"CRIB_NOW": "2026-11-28T12:00:00Z"}
+    result = crib("write", "--created-at", when, "The gateway timeout is 45 seconds.", env=env)
+    _clean_failure(result)
+    assert "in the future" in result.stderr
+    line = '{"content": "The gateway timeout is 50 seconds.", "created_at": "' + when + '"}\n'
+    result = crib("import", "-", input=line, env=env)
+    _clean_failure(result)
+    assert "in the future" in result.stderr
+    assert crib("write", "--created-at", "2026-11-29T06:00:00Z", "Within the skew.", env=env).returncode == 0

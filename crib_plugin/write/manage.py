@@ -24,6 +24,7 @@ from ..store import facts as facts_mod
 from ..store.base_vectors import to_blob
 from ..store.facts import facts_for_entries
 from ..text.redact import redact_value
+from ..text.scrub import neutralise_tags
 from .clean import clean_cue
 from .cue_model import cue_writer
 
@@ -55,11 +56,12 @@ def audit_log(memory: "MemoryLike", limit: int = 50, entry_id: int | None = None
 
 
 def _row_json(version: EntryVersion) -> dict[str, Any]:
-    """One entry as ``list`` and ``show`` print it: content and metadata redacted (text stored before
-    redaction existed never leaves verbatim)."""
+    """One entry as ``list`` and ``show`` (CLI and MCP) print it: content and metadata redacted (text
+    stored before redaction existed never leaves verbatim), memory tags in the content inert (a
+    stored ``</memory-context>`` shown to an agent would close the fence it reads inside)."""
     entry = version.entry
     return {
-        "id": entry.id, "type": entry.type, "content": redact_value(entry.content), "created_at": entry.created_at,
+        "id": entry.id, "type": entry.type, "content": neutralise_tags(redact_value(entry.content)), "created_at": entry.created_at,
         "metadata": redact_value(entry.metadata), "superseded_by": version.superseded_by,
     }
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 from ..core.errors import InputError
 from ..core.limits import check_entry
-from ..core.timeutil import normalise_iso
+from ..core.timeutil import created_at_iso
 from ..core.write_types import NewEntry, WriteReport
 from ..plugins.contracts import MemoryLike
 from .clean import clean_content, parse_write, validate_type, with_clean_cue
@@ -45,7 +45,7 @@ def write_many(memory: MemoryLike, items: Sequence[NewEntry], *, dedupe: bool = 
             raise InputError("nothing to write: the text is empty (after removing memory blocks)")
         check_entry(content)  # size, NUL, lone surrogates: one clear line, nothing stored
         metadata = with_clean_cue(item.metadata)  # bounded JSON object; a `when` cue cleaned (crib_plugin.core.cues)
-        prepared.append(NewEntry(content, validate_type(item.type, memory.registry.types or None), normalise_iso(item.created_at), metadata))
+        prepared.append(NewEntry(content, validate_type(item.type, memory.registry.types or None), created_at_iso(item.created_at), metadata))
     return write_prepared(memory, prepared, dedupe=dedupe, extract=extract, on_progress=on_progress, audit=audit, same_text=same_text,
                           defer_vectors=defer_vectors)
 

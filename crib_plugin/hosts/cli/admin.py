@@ -31,7 +31,7 @@ def init(no_model: bool) -> None:
         name = memory.embedder_name()
         if not no_model and name == "minilm":
             fetch_model(memory)  # with a progress bar when it has to be downloaded
-            path = ensure_minilm()
+            path = ensure_minilm(retry=True)  # init retries a fetch that failed recently
             click.echo(f"offline model ready: {path}")
     click.echo(f"crib database ready: {settings.db} (schema {version}, embedder {name})")
 

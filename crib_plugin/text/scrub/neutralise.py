@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 from .stream import NAME, NEUTRAL_LT
 
@@ -70,7 +71,64 @@ def _lookalike_re() -> re.Pattern[str]:
     )
 
 
+# Confusables of the tag's characters that NFKC leaves apart (Unicode's confusables.txt, the letters
+# of "memory-context" and the brackets): Cyrillic and Greek letters, angle brackets of other
+# scripts. Folded before matching, so "</mеmory-context>" with a Cyrillic е reads as the tag it
+# looks like. "‹" (NEUTRAL_LT, what neutralising produces) is deliberately not a "<".
+_CONFUSABLE = str.maketrans({
+    "а": "a", "с": "c", "е": "e", "һ": "h", "і": "i", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+    "т": "t", "у": "y", "х": "x", "ү": "y", "г": "r", "ѕ": "s", "ԁ": "d", "ո": "n", "օ": "o", "ս": "u",
+    "ο": "o", "ε": "e", "κ": "k", "ν": "v", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "γ": "y", "μ": "m",
+    "ı": "i", "ʏ": "y", "ᴍ": "m", "ᴇ": "e", "ᴏ": "o", "ʀ": "r", "ᴄ": "c", "ɴ": "n", "ᴛ": "t",
+    "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "❬": "<", "❭": ">", "❮": "<", "❯": ">",
+    "˂": "<", "˃": ">", "ᐸ": "<", "ᐳ": ">", "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-",
+    "⁄": "/", "∕": "/", "⧸": "/", "╱": "/",
+})
+_INVISIBLE_SET = re.compile(f"[{_INVISIBLE}]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    """One character as the tag matcher reads it: NFKC, then the confusable fold, lowercase;
+    invisible characters read as nothing."""
+    if _INVISIBLE_SET.match(ch):
+        return ""
+    return unicodedata.normalize("NFKC", ch).translate(_CONFUSABLE).lower()
+
+
+def _could_open_a_tag(text: str) -> bool:
+    """Whether any character of ``text`` outside ASCII folds to "<" (cheap: no fold otherwise)."""
+    return not text.isascii() and any(_fold_char(ch) == "<" for ch in set(text) if not ch.isascii())
+
+
+def _neutralise_folded(text: str) -> str:
+    """Neutralise the tags that only read as tags once folded (:func:`_fold_char`): the text's
+    skeleton is matched with the plain pattern, each hit's "<" replaced in the original text."""
+    skeleton: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        folded = _fold_char(ch)
+        skeleton.append(folded)
+        origin.extend([i] * len(folded))
+    hits = {origin[m.start()] for m in _NEUTRALISE_RE.finditer("".join(skeleton))}
+    if not hits:
+        return text
+    return "".join(NEUTRAL_LT if i in hits else ch for i, ch in enumerate(text))
+
+
 def neutralise_tags(text: str) -> str:
+    """See :func:`_neutralise_ascii_and_lookalikes`; then tags that only read as tags once folded
+    by NFKC and the confusable map (a Cyrillic е, a Greek ο, "〈/memory-context〉")."""
+    text = _neutralise_ascii_and_lookalikes(text)
+    return _neutralise_folded(text) if _could_open_a_tag(text) or _has_folded_name(text) else text
+
+
+def _has_folded_name(text: str) -> bool:
+    """A non-ASCII text with "<" whose name letters may be confusables (only then is it folded)."""
+    return "<" in text and not text.isascii()
+
+
+def _neutralise_ascii_and_lookalikes(text: str) -> str:
     """Make every memory tag in ``text`` inert, so stored text can't open or close a memory fence.
 
     Only the ``<`` of each memory tag is replaced, by :data:`NEUTRAL_LT` ("‹"); all other text,
