@@ -60,3 +60,19 @@ def test_crib_doctor_prints_json_and_exits_by_ok(db: Path, monkeypatch: pytest.M
     monkeypatch.setattr("crib_plugin.hosts.cli.admin.run_doctor", lambda: {"ok": False, "x": {"ok": False}})
     result = CliRunner().invoke(cli, ["doctor"])
     assert result.exit_code == 1 and json.loads(result.output)["ok"] is False
+
+
+@pytest.mark.parametrize("text", ["budget = [unclosed\n", 'budget = "lots"\n', "no_such_setting = 1\n"])
+def test_a_broken_config_file_is_a_failed_check(db: Path, crib, text: str) -> None:
+    """``crib doctor`` with a config file it cannot use prints its JSON report, ``ok`` false and
+    the reason under ``config``, and exits 1 (it was a bare error line before, with no report)."""
+    import os
+
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "crib"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text, encoding="utf-8")
+    result = crib("doctor")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and report["config"]["ok"] is False
+    assert "config.toml" in report["config"]["error"]
