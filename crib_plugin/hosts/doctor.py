@@ -84,6 +84,10 @@ def run_doctor() -> dict[str, Any]:
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
                 )
                 embedder_name = memory.embedder_name()
+                check = getattr(store, "integrity_problems", None)  # SQLite: damaged pages or tables
+                problems = check() if check is not None else []
+                if problems:
+                    database.update(ok=False, error="the store is damaged: " + "; ".join(problems)[:500])
                 if memory.warnings:
                     database["warnings"] = memory.warnings
         except Exception as exc:  # report, don't crash
