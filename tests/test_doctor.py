@@ -60,3 +60,40 @@ def test_crib_doctor_prints_json_and_exits_by_ok(db: Path, monkeypatch: pytest.M
     monkeypatch.setattr("crib_plugin.hosts.cli.admin.run_doctor", lambda: {"ok": False, "x": {"ok": False}})
     result = CliRunner().invoke(cli, ["doctor"])
     assert result.exit_code == 1 and json.loads(result.output)["ok"] is False
+
+
+@pytest.mark.parametrize("text", ["budget = [unclosed\n", 'budget = "lots"\n', "no_such_setting = 1\n"])
+def test_a_broken_config_file_is_a_failed_check(db: Path, crib, text: str) -> None:
+    """``crib doctor`` with a config file it cannot use prints its JSON report, ``ok`` false and
+    the reason under ``config``, and exits 1 (it was a bare error line before, with no report)."""
+    import os
+
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "crib"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text, encoding="utf-8")
+    result = crib("doctor")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and report["config"]["ok"] is False
+    assert "config.toml" in report["config"]["error"]
+
+
+def test_a_damaged_vector_table_makes_the_doctor_not_ok(db: Path, fake_embedder: type) -> None:
+    """A page in the middle of a vector table's data overwritten (a disk fault, a bad copy):
+    opening the store and counting its entries never reads it, so crib doctor reads every page
+    once (``PRAGMA quick_check``) and says the store is damaged."""
+    with Memory(db) as memory:
+        for i in range(40):
+            memory.write(f"note {i}: the nightly job {i} moved to the queue")
+        memory.store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = int(memory.store.execute("PRAGMA page_size")[0][0])
+        pages = memory.store.execute(
+            "SELECT pageno FROM dbstat WHERE name LIKE 'vec%' AND pagetype = 'overflow' ORDER BY pageno")
+    assert len(pages) > 2, "a vector table whose data spans overflow pages"
+    assert run_doctor()["database"]["ok"] is True
+    with open(db, "r+b") as handle:
+        handle.seek((int(pages[len(pages) // 2][0]) - 1) * page_size)
+        handle.write(b"\xff\xff\xff\x7f")  # the overflow chain's next-page pointer, past the file's end
+    report = run_doctor()
+    assert report["ok"] is False and report["database"]["ok"] is False
+    assert "damaged" in report["database"]["error"]

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.config import load_settings
 from ..core.cues import CUE_KEY
+from ..core.errors import ConfigError
 from ..memory import Memory
 from ..models.ollama_probe import list_models, ollama_has_model, ollama_host
 from ..models.weights import minilm_status
@@ -56,8 +57,12 @@ def _model_checks(settings: Any) -> dict[str, dict[str, Any]]:
 
 
 def run_doctor() -> dict[str, Any]:
-    """Collect every check into one JSON-ready dict."""
-    settings = load_settings()
+    """Collect every check into one JSON-ready dict; a configuration that cannot be read is a
+    check that failed (``config``), not a crash: the report says what is wrong with it."""
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return {"config": {"ok": False, "error": str(exc)}, "ok": False}
     report: dict[str, Any] = {
         "python": {"version": platform.python_version(), "executable": sys.executable, "ok": sys.version_info >= (3, 10)},
     }
@@ -80,6 +85,10 @@ def run_doctor() -> dict[str, Any]:
                     queue=store.pending_counts(),  # deferred work per kind; `crib reindex` drains it
                 )
                 embedder_name = memory.embedder_name()
+                check = getattr(store, "integrity_problems", None)  # SQLite: damaged pages or tables
+                problems = check() if check is not None else []
+                if problems:
+                    database.update(ok=False, error="the store is damaged: " + "; ".join(problems)[:500])
                 if memory.warnings:
                     database["warnings"] = memory.warnings
         except Exception as exc:  # report, don't crash
