@@ -189,13 +189,15 @@ def test_forget_by_query_previews_then_forgets_the_checked(client: TestClient, g
 
 
 def test_list_filters(memory: Any, stocked: dict[str, int]) -> None:
+    from crib_plugin.core.authorship import agent
     from crib_plugin.hosts.ui.stores import ManagedMemory
     from crib_plugin.read.ops import ListFilter
 
     with ManagedMemory(memory.path) as managed:
         assert [r["id"] for r in managed.list_memories(ListFilter(text="staging"))] == [stocked["deploy"]]
         assert [r["id"] for r in managed.list_memories(ListFilter(types=["decision"]))] == [stocked["decision"]]
-        assert managed.list_memories(ListFilter(author="cli")) and not managed.list_memories(ListFilter(author="nobody-such"))
+        writer = agent()  # "cli" at a terminal, "ci" under CI=true
+        assert managed.list_memories(ListFilter(author=writer)) and not managed.list_memories(ListFilter(author="nobody-such"))
         assert len(managed.list_memories(ListFilter(since="2999-01-01"))) == 0
         assert len(managed.list_memories(ListFilter(limit=2))) == 2
 

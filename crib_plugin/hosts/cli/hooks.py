@@ -36,6 +36,13 @@ def hook(ctx: click.Context) -> None:
         click.echo(ctx.get_help(), err=True)
 
 
+def _own_process() -> bool:
+    """A hook command is its own process, to fork from and leave at the deadline, except when a test
+    runner invokes it in its own process (click's CliRunner): forking that process, which runs
+    threads of its own, or leaving it, is not the hook's to do."""
+    return not hasattr(sys, "_called_from_test")
+
+
 _HOST = click.option("--host", default="claude", show_default=True,
                      help="The agent host whose hook JSON this is: claude, codex, gemini, opencode.")
 
@@ -44,14 +51,14 @@ _HOST = click.option("--host", default="claude", show_default=True,
 @_HOST
 def hook_user_prompt_submit(host: str) -> None:
     """UserPromptSubmit (Gemini: BeforeAgent): relevant memories not yet injected in this session, as additionalContext."""
-    sys.exit(run_hook(USER_PROMPT_SUBMIT, host=host))
+    sys.exit(run_hook(USER_PROMPT_SUBMIT, host=host, own_process=_own_process()))
 
 
 @hook.command("session-start", context_settings=_HOOK_CONTEXT)
 @_HOST
 def hook_session_start(host: str) -> None:
     """SessionStart (startup/resume/clear/compact): re-inject standing memories; reset the session."""
-    sys.exit(run_hook(SESSION_START, host=host))
+    sys.exit(run_hook(SESSION_START, host=host, own_process=_own_process()))
 
 
 @hook.command("after-model", context_settings=_HOOK_CONTEXT)
