@@ -113,7 +113,7 @@ def list_scoped(scope: str = "all", **filters: Any) -> list[dict[str, Any]]:
     for name in names:
         if not scope_path(name).exists():
             continue
-        with open_scope(name, create=False) as memory:
+        with open_scope(name, create=False, readonly=True) as memory:  # a read: a full disk or a read-only folder does not stop it
             for row in list_entries(memory, **filters):
                 row["scope"] = name
                 out.append(row)

@@ -8,6 +8,7 @@ class and :func:`~crib_plugin.store.sqlite.open_store` build on these.
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import time
@@ -87,9 +88,10 @@ def store_error(exc: BaseException, path: Path | str, doing: str = "") -> StoreE
     where = f" ({doing})" if doing else ""
     if isinstance(exc, StoreError):
         return exc
-    if isinstance(exc, apsw.FullError):
+    if isinstance(exc, apsw.FullError) or (isinstance(exc, apsw.IOError) and _no_space_left(Path(path))):
         return StoreFull(f"cannot write {path}: the disk or the database's size limit is full{where}; nothing was stored — free space and retry")
-    if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)) or (
+            isinstance(exc, apsw.CantOpenError) and Path(path).parent.is_dir() and not os.access(Path(path).parent, os.W_OK)):
         return StoreReadOnly(f"cannot write {path}: the file or its directory is read-only{where}")
     if isinstance(exc, apsw.BusyError):
         return StoreBusy(f"{path} stayed locked by another writer for longer than CRIB_BUSY_TIMEOUT{where}")
@@ -98,6 +100,16 @@ def store_error(exc: BaseException, path: Path | str, doing: str = "") -> StoreE
         cls = NotACribStore if "not a SQLite" in cause or "empty" in cause else StoreCorrupt
         return cls(f"{path} {cause}; crib left it untouched")
     return StoreError(f"database error{where}: {exc}")
+
+
+def _no_space_left(path: Path) -> bool:
+    """Whether the folder of ``path`` has no free block: SQLite reports a full disk met while growing
+    its WAL index as a plain "disk I/O error"."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail == 0
 
 
 def sqlite_capabilities() -> dict[str, Any]:
@@ -146,11 +158,24 @@ def configured_busy_timeout() -> float:
 
 def open_readonly(path: Path, timeout: float) -> apsw.Connection:
     """A read-only connection; ``immutable=1`` when SQLite cannot open the WAL index read-only
-    (a WAL store in a read-only directory, with no ``-shm`` file: nobody can be writing it)."""
+    (a WAL store in a read-only directory, with no ``-shm`` file: nobody can be writing it), or
+    cannot grow it (a full disk: "disk I/O error") while the write-ahead log holds nothing — every
+    committed write is then in the database file itself, so nothing is missed and reads go on."""
     try:
         conn = connect(str(path), apsw.SQLITE_OPEN_READONLY, timeout)
         conn.execute("PRAGMA user_version")  # opens the file for real (and the WAL index)
         return conn
     except apsw.CantOpenError:
-        uri = f"file:{quote(str(path.resolve()))}?immutable=1"
-        return connect(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, timeout)
+        pass
+    except (apsw.IOError, apsw.FullError):
+        if _wal_size(path) > 0:  # committed writes still in the log: an immutable read would miss them
+            raise
+    uri = f"file:{quote(str(path.resolve()))}?immutable=1"
+    return connect(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, timeout)
+
+
+def _wal_size(path: Path) -> int:
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size
+    except OSError:
+        return 0

@@ -29,6 +29,12 @@ def _open(scope: str, create: bool = False) -> Any:
     return open_scope(scope, create=create)
 
 
+def _read(scope: str) -> Any:
+    """The store of ``scope`` opened for a read command: read-only, so a read-only folder or a full
+    disk does not stop it (an older store is still upgraded first, where it can be written)."""
+    return open_scope(scope, create=False, readonly=True)
+
+
 def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -84,7 +90,7 @@ def list_(types: tuple[str, ...], since: str | None, until: str | None, scope: s
 @click.option("--json", "as_json", is_flag=True)
 def show(entry_id: int, scope: str, as_json: bool) -> None:
     """One memory: its text (the corrected text first), facts, sources, history and audit rows."""
-    with _open(scope) as memory:
+    with _read(scope) as memory:
         data = show_entry(memory, entry_id)  # redacted: content, metadata, facts
     if as_json:
         _echo_json(data)
@@ -128,7 +134,7 @@ def stats(scope: str, as_json: bool) -> None:
         if not scope_path(name).exists():
             out[name] = None
             continue
-        with _open(name) as memory:
+        with _read(name) as memory:
             out[name] = store_stats(memory)
     if as_json:
         _echo_json(out)
@@ -229,7 +235,7 @@ def log_(limit: int, entry_id: int | None, scope: str, as_json: bool) -> None:
     if not scope_path(scope).exists():
         rows: list[dict[str, Any]] = []
     else:
-        with _open(scope) as memory:
+        with _read(scope) as memory:
             rows = audit_log(memory, limit=limit, entry_id=entry_id)
     if as_json:
         _echo_json(rows)
