@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from crib_plugin.core.timeutil import to_iso
 
+from .datapaths import shared_eval_path
 from .metrics import KS, Scores
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -64,15 +65,7 @@ def default_data_path() -> Path:
     """``CRIB_LOCOMO``, else ``../shared/eval/locomo/locomo10.json`` beside the checkout."""
     from crib_plugin.core.config import get_settings
 
-    configured = get_settings().locomo
-    if configured:
-        return configured
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base.parent / "shared" / "eval" / "locomo" / "locomo10.json"
-        if candidate.exists():
-            return candidate
-    return Path.cwd().parent / "shared" / "eval" / "locomo" / "locomo10.json"
+    return shared_eval_path(get_settings().locomo, "locomo/locomo10.json")
 
 
 def parse_session_date(value: str) -> str:

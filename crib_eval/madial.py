@@ -21,6 +21,7 @@ import os
 import re
 from pathlib import Path
 
+from .datapaths import shared_eval_path
 from .locomo import Conversation, Question, Turn
 
 ENV = "CRIB_MADIAL"
@@ -33,15 +34,7 @@ DIALOGUE_FILE = "MADial-Bench-en-dialogue.json"
 
 def default_data_path() -> Path:
     """``CRIB_MADIAL``, else ``../shared/eval/madial/data/en`` beside the checkout."""
-    configured = os.environ.get(ENV)
-    if configured:
-        return Path(configured).expanduser()
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base.parent / "shared" / "eval" / "madial" / "data" / "en"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "eval" / "madial" / "data" / "en"
+    return shared_eval_path(os.environ.get(ENV), "madial/data/en")
 
 
 def _lines(path: Path) -> list[dict]:

@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .datapaths import shared_eval_path
 from .locomo import Conversation, Question, Turn
 
 ENV = "CRIB_REALMEM"
@@ -31,15 +32,7 @@ SOURCE = "https://github.com/zhiyuan5986/RealMemBench (dataset/)"
 
 def default_data_path() -> Path:
     """``CRIB_REALMEM``, else ``../shared/eval/realmem/dataset`` beside the checkout."""
-    configured = os.environ.get(ENV)
-    if configured:
-        return Path(configured).expanduser()
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base.parent / "shared" / "eval" / "realmem" / "dataset"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "eval" / "realmem" / "dataset"
+    return shared_eval_path(os.environ.get(ENV), "realmem/dataset")
 
 
 def _date(value: str) -> str:
