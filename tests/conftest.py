@@ -169,14 +169,19 @@ def run_crib_in_process(*args: str, input: str | None = None, env: dict[str, str
     from crib_plugin.hosts.cli.hotpath import main
 
     code = 0
-    with CliRunner().isolation(input=input, env=env) as streams:
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        sys.stdout.flush()  # the isolation's text wrappers buffer
-        sys.stderr.flush()
-        out, err = streams[0].getvalue(), streams[1].getvalue()
+    saved = dict(os.environ)  # a command may set variables for its own process (--now sets CRIB_NOW)
+    try:
+        with CliRunner().isolation(input=input, env=env) as streams:
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            sys.stdout.flush()  # the isolation's text wrappers buffer
+            sys.stderr.flush()
+            out, err = streams[0].getvalue(), streams[1].getvalue()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return subprocess.CompletedProcess(list(args), code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
 
