@@ -62,8 +62,8 @@ def test_nothing_is_asked_without_the_setting(fake_ollama_env: FakeOllama, memor
 @pytest.mark.parametrize("fault", ["http", "malformed", "slow", "empty"])
 def test_a_failing_model_loses_no_memory_and_says_why(cue_model: FakeOllama, memory: Any, monkeypatch: pytest.MonkeyPatch,
                                                      fault: str) -> None:
-    if fault == "slow":
-        monkeypatch.setenv("CRIB_EXTRACT_BUDGET", "0.3")
+    if fault == "slow":  # 3 s of silence against a bulk budget of 10 x 0.1 s: well past it, never a race
+        monkeypatch.setenv("CRIB_EXTRACT_BUDGET", "0.1")
     if not cue_model.break_chat(fault):
         cue_model.script({"when": "   "})
     entries = memory.write_many([_new(MEMORY), _new("A second memory about backups.")])
