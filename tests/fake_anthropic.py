@@ -74,8 +74,38 @@ def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers JSON: what every loopback stand-in here builds on."""
+
+    def log_message(self, *_args: Any) -> None:  # quiet
+        pass
+
+    def _json(self, data: dict[str, Any]) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+class Loopback:
+    """Serves a handler class on 127.0.0.1 in a daemon thread (``url``) until the ``with`` ends."""
+
+    url: str
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def __exit__(self, *_exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(Loopback):
     """The server; use as a context manager. ``url`` is what ``ANTHROPIC_BASE_URL`` takes."""
 
     reply: Reply
@@ -85,10 +115,7 @@ class FakeAnthropic:
     def __enter__(self) -> "FakeAnthropic":
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args: Any) -> None:  # quiet
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 self._json({})
 
@@ -116,19 +143,5 @@ class FakeAnthropic:
                     self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 
-            def _json(self, data: dict[str, Any]) -> None:
-                raw = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def __exit__(self, *_exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()

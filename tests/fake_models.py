@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fake_anthropic import ToolCall
+from fake_anthropic import JsonHandler, Loopback, ToolCall
 
 Answer = "str | list[str] | ToolCall"
 Reply = Callable[[dict[str, Any]], Any]
@@ -33,7 +31,7 @@ def chunks_of(answer: Any) -> list[str]:
 
 
 @dataclass
-class FakeModel:
+class FakeModel(Loopback):
     """The server; use as a context manager. ``url`` is the API's base URL."""
 
     reply: Reply
@@ -50,11 +48,8 @@ class FakeModel:
     def __enter__(self) -> "FakeModel":
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:
                 fake.paths.append("GET " + self.path)
@@ -82,22 +77,8 @@ class FakeModel:
                     self.wfile.flush()
                 self.close_connection = True
 
-            def _json(self, data: dict[str, Any]) -> None:
-                out = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def __exit__(self, *_exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 def sse(data: dict[str, Any], event: str | None = None) -> str:
