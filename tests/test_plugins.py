@@ -243,18 +243,24 @@ def test_on_response_passes_plain_chunks_through_the_scrubber() -> None:
     assert "".join(out) == "plain  text"
 
 
+class BrokenChannel:
+    """A plugin channel whose search always raises."""
+
+    name = "broken"
+
+    def search(self, memory: Any, query: Any, limit: int) -> Any:
+        raise RuntimeError("plugin bug")
+
+
+class BrokenPlugin:
+    """Registers :class:`BrokenChannel`."""
+
+    @hookimpl
+    def register_channels(self, register: Any) -> None:
+        register(BrokenChannel())
+
+
 def test_a_broken_plugin_channel_does_not_break_retrieval(db: Path) -> None:
-    class Broken:
-        name = "broken"
-
-        def search(self, memory: Any, query: Any, limit: int) -> Any:
-            raise RuntimeError("plugin bug")
-
-    class BrokenPlugin:
-        @hookimpl
-        def register_channels(self, register: Any) -> None:
-            register(Broken())
-
     manager = new_plugin_manager(load_entrypoints=False)
     manager.register(BrokenPlugin(), name="broken")
     with Memory(db, pm=manager) as memory:
@@ -270,17 +276,6 @@ def test_crib_trace_plugins_shows_hook_calls_and_the_errors_crib_swallows(db: Pa
     """``CRIB_TRACE_PLUGINS=1``: each hook call and the plugins it runs go to stderr, and so does
     the error of a broken plugin channel that retrieval swallows (it still answers); without the
     switch, stderr stays empty."""
-
-    class Broken:
-        name = "broken"
-
-        def search(self, memory: Any, query: Any, limit: int) -> Any:
-            raise RuntimeError("plugin bug")
-
-    class BrokenPlugin:
-        @hookimpl
-        def register_channels(self, register: Any) -> None:
-            register(Broken())
 
     def run() -> str:
         manager = new_plugin_manager(load_entrypoints=False)
