@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from crib_plugin.read import pointers, selection  # noqa: E402
 from crib_plugin.read.channels.vectors import crowd_level  # noqa: E402
 from crib_plugin.read.gate import relevance  # noqa: E402
+from crib_plugin.read.gate.levels import vector_floor, vector_gate  # noqa: E402
 from crib_plugin.read.gate.prompt_kind import prompt_kind  # noqa: E402
 from crib_plugin.read.gate.specific import contents_of, sharing_specific, specific_terms  # noqa: E402
 
@@ -44,8 +45,8 @@ def features(memory: Any, retrieval: Any) -> dict[str, float]:
     text = retrieval.query.text
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     scores = sorted((h.score for h in vector.hits), reverse=True) if vector else []
-    gate = relevance.vector_gate(memory)
-    floor = memory.vector_floor()
+    gate = vector_gate(memory)
+    floor = vector_floor(memory)
     cov = relevance.fts_coverage(memory, retrieval)
     top = scores[0] if scores else 0.0
     crowd = crowd_level(scores)

@@ -157,15 +157,6 @@ class Memory:
     def embedder_key(self) -> str:
         return embedder_key(self.embedder())
 
-    def vector_floor(self) -> float:
-        """Per-hit cosine floor: a calibrated value, else a fixed margin below the relevance gate."""
-        # deferred: imported after the prefetch fork, overlapping the prompt's embedding (180 ms)
-        from .read.gate.relevance import floor_below_gate, vector_gate
-        stored = self.store.vector_floor(self.embedder_key())
-        if stored is not None:
-            return stored
-        return vector_gate(self) - floor_below_gate(self.embedder_key())
-
     def channel_weights(self) -> dict[str, float]:
         """Fusion weights: each channel's own ``weight`` (default 1.0), then the store's overrides."""
         weights = {name: float(getattr(ch, "weight", 1.0)) for name, ch in self.registry.channels.items()}

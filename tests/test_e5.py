@@ -120,7 +120,7 @@ def test_registered_and_missing_extra_is_one_clear_error(monkeypatch: pytest.Mon
 
 
 def test_e5_gate_sits_in_its_own_band() -> None:
-    from crib_plugin.read.gate.relevance import default_gate, floor_below_gate
+    from crib_plugin.read.gate.levels import default_gate, floor_below_gate
 
     key = "e5:multilingual-e5-small-q4:384"
     assert default_gate(key, 1000) == pytest.approx(0.84)

@@ -16,9 +16,7 @@ STAGE_FUNCTIONS = ["query_stage", "candidates_stage", "fused_stage", "gated_stag
 #: Stage modules: everything the pipeline runs, and the renderer.
 STAGE_MODULES = sorted([*PACKAGE.glob("read/**/*.py"), PACKAGE / "output" / "block.py", PACKAGE / "output" / "render.py"])
 #: The facade's operations; a stage that calls one of these on the memory it was given calls back up.
-#: (``vector_floor`` is still asked of the memory: the floor rests on the gate's defaults, which import
-#: the vector channel's crowd level, so the channel cannot import them without a cycle.)
-FACADE_CALLS = {"recall", "select", "render", "retrieve", "search"}
+FACADE_CALLS = {"recall", "select", "render", "retrieve", "search", "vector_floor"}
 
 
 def calls_in_order(path: Path, names: set[str]) -> list[str]:

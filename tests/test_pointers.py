@@ -64,8 +64,8 @@ class FakeMemory:
     def floor(self, value: float) -> None:
         self.store.floor = value
 
-    def vector_floor(self) -> float:
-        return self.floor
+    def embedder_key(self) -> str:
+        return "fake:embedder:3"  # the store above answers its floor for any key
 
 
 def setup(scores: list[float], kept: int, *, successors: dict[int, int] | None = None,

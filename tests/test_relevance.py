@@ -69,7 +69,9 @@ def test_calibrate_writes_gate_from_probes(memory, crib) -> None:
     stored = float(memory.store.get_setting(f"gate:{key}"))
     assert abs(stored - report["gate"]) < 1e-3
     assert report["off_topic_best_cosine"]["p95"] < stored <= 0.75
-    assert abs(memory.vector_floor() - (stored - 0.10)) < 1e-6
+    from crib_plugin.read.gate.levels import vector_floor
+
+    assert abs(vector_floor(memory) - (stored - 0.10)) < 1e-6
 
 
 def test_calibrate_keeps_default_on_tiny_store(memory) -> None:
@@ -91,7 +93,7 @@ def test_calibrate_cli_dry_run_and_reset(crib) -> None:
 def test_calibrate_never_lowers_the_gate_on_a_small_store(memory) -> None:
     """Issue 12: calibrating a 20-entry store lowered the gate and made injection noisier."""
     from crib_plugin.hosts.calibrate import calibrate
-    from crib_plugin.read.gate.relevance import default_gate, vector_gate
+    from crib_plugin.read.gate.levels import default_gate, vector_gate
 
     for i in range(22):
         memory.write(f"Build note {i}: the CI pipeline for service {i} runs pytest then ruff on every push.")

@@ -36,7 +36,7 @@ MAX_CUE_CHARS = 500
 
 CUE_DISCOUNT = 0.06
 """How much less a cue's cosine counts than the same cosine of the memory's text (MiniLM's scale;
-``MARGIN_SCALE`` in :mod:`crib_plugin.read.channels.vectors` carries it to other embedders). A cue
+``MARGIN_SCALE`` in :mod:`crib_plugin.read.gate.levels` carries it to other embedders). A cue
 names situations in general words, so it sits nearer every prompt. Chosen on the coding set's dev
 split: 0 / 0.03 / 0.06 / 0.10 gave precision 64.5 / 67.7 / 69.8 / 69.5 at hit 81.9 / 81.9 / 80.7 /
 80.7 and silence 68.8 / 75.0 / 81.2 / 81.2."""

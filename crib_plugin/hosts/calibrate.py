@@ -12,7 +12,7 @@ follows it at ``FLOOR_BELOW_GATE`` below. Stores under ``MIN_ENTRIES`` keep the 
 a handful of memories says too little about the noise.
 
 Calibration only ever *raises* the gate above the shipped, size-scaled default
-(:func:`crib_plugin.read.gate.relevance.default_gate`), never lowers it: on a 20-entry store the off-topic
+(:func:`crib_plugin.read.gate.levels.default_gate`), never lowers it: on a 20-entry store the off-topic
 probes' best cosine is low simply because there are few memories to be near, and a gate set from
 it let through paraphrase-looking noise (issue 12: injection got noisier after calibrating). A
 store whose topic is narrow (probes come close) still gets the higher gate it needs.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.errors import InputError
-from ..read.gate.relevance import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
+from ..read.gate.levels import MARGIN_SCALE, default_gate, floor_below_gate, vector_gate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..memory import Memory

@@ -41,8 +41,6 @@ class MemoryLike(Protocol):
 
     def embedder_key(self) -> str: ...  # pragma: no cover
 
-    def vector_floor(self) -> float: ...  # pragma: no cover
-
     def channel_weights(self) -> dict[str, float]: ...  # pragma: no cover
 
     def extractor(self) -> Any: ...  # pragma: no cover

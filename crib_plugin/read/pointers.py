@@ -38,6 +38,7 @@ from ..core.errors import CribError
 from ..core.records import ChannelHit, Hit, Retrieval
 from ..text.snippet import HEADING_CHARS, POINTER_OVERHEAD, SNIPPET_CHARS, pointer_cost, snippet
 from .channels.vectors import crowd_level
+from .gate.levels import vector_floor
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,7 +64,7 @@ def _maybe_gate(memory: "MemoryLike", retrieval: Retrieval) -> int | None:
     top = max(vector.hits, key=lambda h: h.score)
     crowd = crowd_level([h.score for h in vector.hits])
     try:
-        floor = memory.vector_floor()
+        floor = vector_floor(memory)
     except CribError:
         return None
     if top.score < floor or crowd is None or top.score - crowd < MAYBE_MARGIN:

@@ -18,7 +18,8 @@ from ..write.supersede import attach_successors
 from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
 from .gate.evidence import cut_entries
 from .gate.judging import JUDGE_DEPTH, apply_judge, configured_judge, judge_pool
-from .gate.relevance import FLOOR_BELOW_GATE, close_if_irrelevant, term_weights
+from .gate.levels import FLOOR_BELOW_GATE, vector_floor
+from .gate.relevance import close_if_irrelevant, term_weights
 from .pointers import choose_pointers
 from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
@@ -91,7 +92,7 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
     floor = None
     if gate is not None:
         try:
-            floor = memory.vector_floor()
+            floor = vector_floor(memory)
         except CribError:
             floor = gate - FLOOR_BELOW_GATE
     kept, evidence, cut = cut_entries(

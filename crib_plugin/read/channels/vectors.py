@@ -25,6 +25,7 @@ from ...core.errors import CribError
 from ...core.records import ChannelHit, ChannelResult, Query
 from ...plugins.hookspecs import hookimpl
 from ...store.base_vectors import to_blob  # noqa: F401 - the channel's wire format, importable from here too
+from ..gate.levels import MARGIN_SCALE, vector_floor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
@@ -56,7 +57,7 @@ class VectorChannel:
             result.ran = False
             result.note = str(exc)
             return result
-        floor = memory.vector_floor()
+        floor = vector_floor(memory)
         table, _dim = space
         hits: list[ChannelHit] = []
         for entry_id, similarity, via_cue in nearest(memory, table, to_blob(query.embedding), limit):
@@ -100,15 +101,6 @@ def nearest(memory: "MemoryLike", table: str, vector: bytes, limit: int) -> list
     ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:limit]
     return [(entry_id, cosine, via) for entry_id, (cosine, via) in ranked]
 
-
-# Margins on the prompt path are on MiniLM's cosine scale. multilingual-e5-small squeezes every
-# cosine into a narrow band (unrelated prompts' top neighbour ≈ 0.80, relevant memories ≈
-# 0.85–0.90), so its margins (the gate's small-store drop, the cue discount) shrink by the ratio of
-# the two embedders' spreads (median answerable top minus median no-answer top, measured by
-# bench/embedder_gate.py; README "Embedders").
-MARGIN_SCALE: dict[str, float] = {
-    "e5:multilingual-e5-small-q4:384": 0.15,  # LoCoMo 0.055 vs 0.484 (0.11), coding set 0.044 vs 0.221 (0.20)
-}
 
 CROWD_RANK = 10
 """A prompt's crowd: its this-th best cosine (or the last one on a smaller store)."""

@@ -22,7 +22,6 @@ Measured (``crib eval``, ``crib eval-noanswer``): see the README's Benchmarks se
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,8 +33,8 @@ from ...core.records import Hit, Query, Retrieval
 from ...text.cjk import entry_grams
 from ...text.words import stem_list as _stems
 from ..channels.base import channel_attr
-from ..channels.vectors import MARGIN_SCALE
 from ..query import cjk_grams
+from .levels import floor_below_gate, vector_gate
 from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, facts_bear, term_weights
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
@@ -48,21 +47,6 @@ AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches
 CJK_COVERAGE = 0.4  # share of a CJK prompt's character bigrams (particles and endings rarely match)
 TOP_HITS = 10  # how many full-text hits are inspected for coverage
 
-# Shipped vector gates (cosine similarity of the best neighbour), per embedder identity.
-# MiniLM: LoCoMo questions' top neighbour p5 = 0.48; unrelated prompts' p95 = 0.35 (LoCoMo
-# stores); `crib calibrate` on a LoCoMo store gives 0.40. The gate values here (0.42, coverage
-# 0.6, agreement 0.5) were chosen by a sweep over LoCoMo questions and the no-answer set: they
-# keep 99.7% of LoCoMo recall@10 and shut the gate on 98.5% of unrelated prompts. nomic-embed-text is not measurable here (no Ollama): its value is
-# a conservative guess; run `crib calibrate` with Ollama up.
-DEFAULT_GATES: dict[str, float] = {
-    "minilm:all-MiniLM-L6-v2:384": 0.42,
-    "ollama:nomic-embed-text:768": 0.60,
-    # e5 (bench/embedder_gate.py): its unrelated and answerable top cosines overlap (LoCoMo no-answer
-    # p95 0.841, answerable p5 0.831). 0.85 shut 98% of LoCoMo's no-answer prompts but cost 6.5
-    # points of injected R@10 on conv-26 (72.4 vs 78.4 raw); 0.84 keeps 77.2 of 77.9.
-    "e5:multilingual-e5-small-q4:384": 0.84,
-}
-FALLBACK_GATE = 0.45
 STANDOUT = 0.08  # a vector top above the floor this far ahead of the runner-up stands out (small stores)
 STANDOUT_STORE = 25  # ...on stores of at most this many entries: on the 40-entry coding memory it let 3 off-topic prompts through
 STANDOUT_SHARE = 0.25  # ...and at least this share of the top cosine (a high top with one close neighbour does not stand out)
@@ -98,24 +82,6 @@ WINDOW_SHARE = 0.25  # a time window opens the gate only when it holds at most t
 WINDOW_MIN = 3  # ...or this many entries (a tiny store)
 WINDOW_LIMIT = 50  # most entries a prompt that asks by time alone takes from its window (newest first)
 WINDOW_FLOOR_DROP = 0.10  # an in-window entry may sit this far below the vector floor (the time names it)
-FULL_SIZE = 200  # entries at which a store gets the full gate
-SMALL_STORE_DROP = 0.14  # how much lower the gate of a one-entry store is
-FLOOR_BELOW_GATE = 0.10  # per-hit floor = gate − this, so neighbours of a relevant prompt survive
-# Margins above are on MiniLM's cosine scale; MARGIN_SCALE (crib_plugin.read.channels.vectors, which
-# scales the cue discount with it) carries them to other embedders.
-
-
-# The per-hit floor is set by where relevant memories sit, not by the spread: MiniLM's floor
-# (0.32) is the 5th percentile of LoCoMo's evidence-turn cosines; e5's is 0.79 (coding set 0.805),
-# so its floor sits 0.06 below its gate (0.78) (a 0.015 margin cut half of LoCoMo's evidence: R@10 49 vs 58).
-FLOOR_MARGINS: dict[str, float] = {
-    "e5:multilingual-e5-small-q4:384": 0.06,
-}
-
-
-def floor_below_gate(key: str) -> float:
-    """How far below the gate an embedder's per-hit floor sits (its own cosine scale)."""
-    return FLOOR_MARGINS.get(key, FLOOR_BELOW_GATE * MARGIN_SCALE.get(key, 1.0))
 
 
 @dataclass
@@ -131,33 +97,6 @@ class GateDecision:
     time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
     window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
     distinctive: dict[int, str] = field(default_factory=dict)  # vector hits ≥ gate that are distinctive, and why
-
-
-def default_gate(key: str, entries: int) -> float:
-    """The shipped gate for an embedder, scaled to the store's size.
-
-    The nearest memory of an unrelated prompt gets closer as a store grows — it is the best of N
-    chances (off-topic probes' best cosine, p95: 0.23 on a 40-entry coding memory, 0.44 on a
-    600-turn LoCoMo conversation). So a small store gets a lower gate, rising log-linearly to
-    the full value at ``FULL_SIZE`` entries. One memory about "SQLite for storage" is then found by
-    "which storage engine did we pick?" (cosine 0.30), which a 600-entry store could not afford.
-    """
-    full = DEFAULT_GATES.get(key, FALLBACK_GATE)
-    if entries >= FULL_SIZE:
-        return full
-    share = math.log(max(1, entries)) / math.log(FULL_SIZE)
-    return full - SMALL_STORE_DROP * MARGIN_SCALE.get(key, 1.0) * (1.0 - share)
-
-
-def vector_gate(memory: "MemoryLike") -> float:
-    """The gate for the active embedder: the shipped default for this store size, or a calibrated
-    value when that is higher (an older calibration that lowered it no longer does)."""
-    key = memory.embedder_key()
-    shipped = default_gate(key, memory.store.count_entries())
-    stored = memory.store.gate(key)
-    if stored is not None:
-        return max(stored, shipped)  # a calibration may raise the gate, never lower it
-    return shipped
 
 
 def fts_coverage(memory: "MemoryLike", retrieval: Retrieval) -> dict[int, float]:
