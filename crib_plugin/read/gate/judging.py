@@ -19,6 +19,7 @@ entries, unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
@@ -108,9 +109,9 @@ def apply_judge(memory: "MemoryLike", retrieval: Retrieval, pool: list[Hit], jud
         if hit.entry.id not in kept:
             retrieval.dropped.append((hit.entry.id, f"judge {name} did not pick it"))
     lowest = min((h.score for h in retrieval.hits), default=1.0)
+    # a vector hit from below the floor has no fused score: it gets one on its own copy (the fused stage's hit is shared)
+    chosen = [h if h.entry.id in block or h.score else replace(h, score=lowest * 0.5) for h in chosen]
     for hit in chosen:
-        if hit.entry.id not in block:
-            hit.score = hit.score or lowest * 0.5  # a vector hit from below the floor has no fused score
         retrieval.notes.append((hit.entry.id, f"picked by judge {name}" + ("" if hit.entry.id in block else " (the offline cut had left it out)")))
     retrieval.notes.append((0, f"judge {name} picked {len(chosen)} of {len(pool)} candidates"))
     retrieval.hits = chosen
