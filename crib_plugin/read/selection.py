@@ -9,11 +9,14 @@ every hit left behind is recorded in ``dropped`` with the reason. ``memory`` is 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from ..core.deadline import capped
 from ..core.errors import CribError
-from ..core.records import Fact, Retrieval, fresh
+from ..core.records import Fact, Hit, Retrieval, fresh
+from ..text.excerpt import LONG_CHARS, excerpt
+from ..text.redact import redact_for_render
 from ..write.supersede import attach_successors
 from .fusion import DEFAULT_MAX_FACTS, DEFAULT_MAX_ITEMS, fit_budget, item_cost
 from .gate.evidence import cut_entries
@@ -46,9 +49,10 @@ def gated_stage(memory: Any, fused: Retrieval, *, per_entry: bool = True) -> Ret
 
 def selected_stage(memory: Any, gated: Retrieval, *, budget: int, max_items: int = DEFAULT_MAX_ITEMS,
                    exclude: Iterable[int] = ()) -> Retrieval:
-    """Stage 5, *selected*: what the session was not given yet, reranked only when it does not all
-    fit, cut to the character budget (best first); a superseded entry never without its successor.
-    Every hit left behind is recorded in ``dropped`` with the reason."""
+    """Stage 5, *selected*: what the session was not given yet, a long memory as its excerpt
+    (:mod:`crib_plugin.text.excerpt`), reranked only when it does not all fit, cut to the character
+    budget (best first); a superseded entry never without its successor. Every hit left behind is
+    recorded in ``dropped`` with the reason."""
     retrieval = fresh(gated)
     excluded = set(exclude)
     candidates = [h for h in retrieval.hits if h.entry.id not in excluded]
@@ -56,7 +60,7 @@ def selected_stage(memory: Any, gated: Retrieval, *, budget: int, max_items: int
         if hit.entry.id in excluded:
             retrieval.dropped.append((hit.entry.id, "already injected this session"))
     facts = retrieval.facts[:DEFAULT_MAX_FACTS]
-    retrieval.hits = candidates
+    retrieval.hits = candidates = [excerpted(h, retrieval.query.keywords) for h in candidates]
     candidates = rerank_candidates(memory, retrieval, budget, max_items, overhead=300 + facts_cost(facts))
     kept, dropped = fit_budget(
         [h.entry.content for h in candidates], budget, overhead=300 + facts_cost(facts), max_items=max_items
@@ -67,6 +71,16 @@ def selected_stage(memory: Any, gated: Retrieval, *, budget: int, max_items: int
     retrieval.facts = facts
     attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
     return retrieval
+
+
+def excerpted(hit: Hit, words: Sequence[str]) -> Hit:
+    """``hit``, or a copy whose entry holds the excerpt of its (redacted) content when the memory is long.
+
+    Redacted first, so a secret that spans passages is caught whole before any of it is cut out."""
+    if len(hit.entry.content) <= LONG_CHARS:
+        return hit
+    cut = excerpt(redact_for_render(hit.entry.content), words, hit.entry.id)
+    return hit if cut is None else replace(hit, entry=replace(hit.entry, content=cut))
 
 
 def pointers_stage(memory: Any, fused: Retrieval, selected: Retrieval, *, budget: int, skip: Iterable[int] = (),
