@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .core.config import Settings, load_settings
 from .core.dburl import as_location
-from .core.errors import CribError, ModelError
+from .core.errors import ModelError
 from .core.records import Entry, Hit, Retrieval, Triple
 from .core.write_types import EMBED_BATCH, NewEntry, WriteReport  # noqa: F401 - the leaf; importable from here too
 from .models.base import embedder_key, l2_normalise
@@ -120,29 +120,6 @@ class Memory:
         """Whether a selected channel asks for the prompt's embedding (``needs_embedding``)."""
         names = self.settings.channels or list(self.registry.channels)
         return any(getattr(self.registry.channels.get(n), "needs_embedding", False) for n in names)
-
-    def while_embedding(self, entry_ids: Sequence[int], text: str) -> None:
-        """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps
-        after fusion need and the vector does not decide (the gate's term statistics, the hits'
-        stored vectors for the reranker); hand the worker the side index's search.
-
-        Does nothing in a warm process (no worker) or once the worker has answered. Vectors are
-        read ahead only from the store's one space for this embedder (with several, none is safe).
-        """
-        if not (isinstance(self._embedder, PrefetchedEmbedder) and self._embedder.pending):
-            return
-        try:
-            prefix = f"{self.embedder_name()}:"
-            tables = [table for key, (table, _dim) in self.store.vector_spaces().items() if key.startswith(prefix)]
-            prefetch.search_ahead(self.store, self._embedder, tables)  # a side index's k-NN: run by the worker
-            # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
-            # embeds rather than after its answer; the SessionStart hook never selects (see :meth:`select`)
-            from .read.selection import term_weights
-            term_weights(self, text)
-            if len(tables) == 1:
-                self.store.prefetch_vectors(tables[0], entry_ids)
-        except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
-            pass
 
     @property
     def embedder_loaded(self) -> bool:  # whether this process holds an embedder (a warm server)

@@ -16,7 +16,7 @@ STAGE_FUNCTIONS = ["query_stage", "candidates_stage", "fused_stage", "gated_stag
 #: Stage modules: everything the pipeline runs, and the renderer.
 STAGE_MODULES = sorted([*PACKAGE.glob("read/**/*.py"), PACKAGE / "output" / "block.py", PACKAGE / "output" / "render.py"])
 #: The facade's operations; a stage that calls one of these on the memory it was given calls back up.
-FACADE_CALLS = {"recall", "select", "render", "retrieve", "search", "vector_floor"}
+FACADE_CALLS = {"recall", "select", "render", "retrieve", "search", "vector_floor", "while_embedding"}
 
 
 def calls_in_order(path: Path, names: set[str]) -> list[str]:

@@ -46,7 +46,7 @@ def cue_space_key(embedder_key: str) -> str:
     """The vector-space key of cues embedded by ``embedder_key``'s model.
 
     Prefixed (not suffixed) so no space of a model named like the embedder is mistaken for it:
-    the read-ahead in ``Memory.while_embedding`` picks the content space by its ``name:`` prefix."""
+    the read-ahead in ``recall.read_ahead`` picks the content space by its ``name:`` prefix."""
     return f"{CUE_KEY}:{embedder_key}"
 
 

@@ -45,8 +45,6 @@ class MemoryLike(Protocol):
 
     def extractor(self) -> Any: ...  # pragma: no cover
 
-    def while_embedding(self, entry_ids: Sequence[int], text: str) -> None: ...  # pragma: no cover
-
     def write(
         self,
         text: str,

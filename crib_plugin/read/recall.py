@@ -16,6 +16,7 @@ from ..core.errors import ConfigError, CribError, StoreUnavailable
 from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval, fresh
 from ..plugins.trace import swallowed
+from . import prefetch
 from .fusion import fuse
 from .query import prepare
 from .rerank import MMR_DEPTH
@@ -70,13 +71,13 @@ def candidates_stage(memory: "MemoryLike", asked: Retrieval, channels: Sequence[
     query = retrieval.query
     names = select_channels(memory, channels)
     results: dict[str, ChannelResult] = {}
-    read_ahead = False
+    ahead = False
     for name in sorted(names, key=lambda n: _needs_embedding(memory, n)):
-        if not read_ahead and _needs_embedding(memory, name):
+        if not ahead and _needs_embedding(memory, name):
             # the first channel that needs the embedding may wait for the prefetch worker:
             # meanwhile, read ahead what the reranker will need for the hits found so far
-            read_ahead = True
-            memory.while_embedding(_rerank_pool(results.values()), query.text)
+            ahead = True
+            read_ahead(memory, _rerank_pool(results.values()), query.text)
         results[name] = run_channel(memory, name, query, candidates)
     for name in names:
         result = results[name]
@@ -96,6 +97,31 @@ def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
             if hit.passed_floor:
                 pool.setdefault(hit.entry_id, None)
     return list(pool)
+
+
+def read_ahead(memory: "MemoryLike", entry_ids: Sequence[int], text: str) -> None:
+    """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps after
+    fusion need and the vector does not decide (the gate's term statistics, the hits' stored vectors
+    for the reranker); hand the worker the side index's search.
+
+    Does nothing in a warm process (no worker) or once the worker has answered. Vectors are read
+    ahead only from the store's one space for this embedder (with several, none is safe). The
+    candidates stage calls it before the first channel that waits for the embedding."""
+    embedder = memory.embedder() if memory.embedder_loaded else None
+    if not (isinstance(embedder, prefetch.PrefetchedEmbedder) and embedder.pending):
+        return
+    try:
+        prefix = f"{memory.embedder_name()}:"
+        tables = [table for key, (table, _dim) in memory.store.vector_spaces().items() if key.startswith(prefix)]
+        prefetch.search_ahead(memory.store, embedder, tables)  # a side index's k-NN: run by the worker
+        # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
+        # embeds rather than after its answer; the SessionStart hook never selects
+        from .selection import term_weights
+        term_weights(memory, text)
+        if len(tables) == 1:
+            memory.store.prefetch_vectors(tables[0], entry_ids)
+    except CribError:  # reading ahead is an optimisation: the steps after fusion say what failed
+        pass
 
 
 def _needs_embedding(memory: "MemoryLike", name: str) -> bool:

@@ -26,7 +26,7 @@ from .gate.relevance import close_if_irrelevant, term_weights
 from .pointers import choose_pointers
 from .rerank import rerank_candidates  # reorders only when the candidates do not all fit
 
-__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "gated_stage", "selected_stage", "pointers_stage", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for Memory.while_embedding
+__all__ = ["DEFAULT_MAX_FACTS", "DEFAULT_MAX_ITEMS", "gated_stage", "selected_stage", "pointers_stage", "cut_per_entry", "term_weights"]  # term_weights: the whole stage for recall.read_ahead
 
 
 def gated_stage(memory: Any, fused: Retrieval, *, per_entry: bool = True) -> Retrieval:
