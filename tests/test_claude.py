@@ -185,14 +185,18 @@ def test_hanging_embedder_leaves_the_other_channels_to_answer(crib: Any, fake_ol
 @pytest.mark.slow
 def test_output_stays_under_claude_codes_cap(crib: Any, tmp_path: Path) -> None:
     lines = [
-        json.dumps({"content": f"Deployment runbook step {i}: " + ("the deploy pipeline retries flaky canary checks " * 18),
-                    "type": "note"})
+        json.dumps({"content": f"Deployment runbook step {i}: " + ("the deploy pipeline retries flaky canary checks " * 9),
+                    "type": "note"})  # each under the excerpt's length: shown whole
         for i in range(40)
     ]
     (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
     assert crib("import", str(tmp_path / "many.jsonl")).returncode == 0
+    templates = tmp_path / "templates"  # a user template that shows each entry twice: ten of them pass 9,000
+    templates.mkdir()
+    (templates / "memory_context.md.j2").write_text(
+        "<memory-context>\n{% for e in entries %}- {{ e.content }} / {{ e.content }}\n{% endfor %}</memory-context>\n")
     result = crib("hook", "user-prompt-submit", input=ups(prompt="how does the deploy pipeline handle canary checks?"),
-                  env={**SLOW_OK, "CRIB_BUDGET": "100000"})
+                  env={**SLOW_OK, "CRIB_BUDGET": "100000", "CRIB_TEMPLATES": str(templates)})
     context = context_of(result.stdout)
     assert 6000 < len(context) <= 9500  # the hook's own budget (9,000) applies even when CRIB_BUDGET is larger
 
