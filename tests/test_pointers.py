@@ -166,13 +166,13 @@ def test_a_vector_top_that_stands_out_near_the_gate_opens_the_maybe_gate() -> No
 
 
 def test_a_top_above_the_floor_but_well_below_the_gate_is_no_maybe() -> None:
-    # Gate 0.45, floor 0.30: a top of 0.38 stands 0.20 out of its crowd and is above the floor, but
-    # 0.07 below the gate — where unrelated commit subjects' tops sit as often as answerable
-    # prompts' (coding store) — so it points to nothing; 0.41 (0.04 below) does.
-    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.38, 0.18, 0.18])
+    # Gate 0.45, floor 0.30: a top of 0.36 stands 0.20 out of its crowd and is above the floor, but
+    # 0.09 below the gate — where unrelated commit subjects' tops sit as often as answerable
+    # prompts' (coding store) — so it points to nothing; 0.39 (0.06 below) does.
+    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.36, 0.16, 0.16])
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
-    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.41, 0.21, 0.21])
+    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.39, 0.19, 0.19])
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [1, 2, 3]
 
