@@ -110,7 +110,7 @@ def test_every_crib_plugin_reference_names_something_real() -> None:
 
 
 @pytest.mark.parametrize("reference, real", [
-    ("crib_plugin.read.gate.specific.sharing_specific", True),
+    ("crib_plugin.read.gate.specific.facts_bear", True),
     ("crib_plugin.read.channels.base.Channel", True),
     ("crib_plugin.core.records.Retrieval.hits", True),
     ("crib_plugin.Memory", True),

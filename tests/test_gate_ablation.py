@@ -27,11 +27,11 @@ OFF: dict[str, tuple[str, Any]] = {
     "distinct": ("distinctive", lambda *a, **k: {}),
     "coverage": ("FTS_COVERAGE", 9.0),
     "agreeing": ("AGREE_COVERAGE", 9.0),
+    "facts": ("facts_bear", lambda *a, **k: False),
     "extra": ("TYPE_WORDS", {}),  # its named-type half; its small-store "stands out" half: tests/test_seed000.py
     "window": ("_in_window", lambda *a, **k: []),
 }
 CONTRACT = {"others"}  # plugin channels: tests/test_plugin_contract.py
-FACTS_ALONE = {"facts"}  # opens only when full text did not run (CRIB_CHANNEL=triples): tests/test_specific.py, tests/test_evidence.py
 
 
 def _opening_names() -> set[str]:
@@ -45,7 +45,7 @@ def _opening_names() -> set[str]:
 
 
 def test_every_opening_rule_of_decide_is_ablated_here() -> None:
-    assert _opening_names() == set(OFF) | CONTRACT | FACTS_ALONE
+    assert _opening_names() == set(OFF) | CONTRACT
 
 
 @pytest.fixture(scope="module")

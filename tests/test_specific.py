@@ -106,6 +106,27 @@ def test_a_task_hit_is_distinctive_above_the_crowd_a_question_hit_always() -> No
     assert distinctive(_NoTerms(), flat_task, gate=0.42) == {}  # type: ignore[arg-type]
 
 
+def test_a_task_fact_match_needs_a_specific_word(memory) -> None:
+    """A fact matched on "atlas" and "web app" — words of the whole project — opens nothing for a task."""
+    from crib_plugin.memory import NewEntry
+    from crib_plugin.read.gate.specific import facts_bear
+
+    memory.write_many([NewEntry(f"The atlas web app {what}.", "note", f"2026-03-{1 + i:02d}T10:00:00Z") for i, what in enumerate([
+        "is built with Vite", "uses TanStack Router", "reads feature flags from Unleash", "is styled with Tailwind",
+        "talks to the api through tRPC", "ships source maps to Sentry", "has its e2e tests in Playwright",
+        "stores sessions in Redis", "is deployed by ArgoCD", "keeps translations in locales/en.json",
+    ])])
+    ids = [e.id for e in memory.store.get_entries(range(1, 11)).values()]
+    router = next(i for i, e in memory.store.get_entries(ids).items() if "TanStack" in e.content)
+
+    def retrieval(text: str) -> Retrieval:
+        return Retrieval(query=Query(text=text), hits=[Hit(memory.entry(i), 1.0) for i in ids])
+
+    assert not facts_bear(memory, retrieval("add a Spanish translation to the atlas web app"), [router])
+    assert facts_bear(memory, retrieval("add a route for invoices to the TanStack router of the atlas web app"), [router])
+    assert facts_bear(memory, retrieval("what does the atlas web app use?"), [router])  # a question: as before
+
+
 def test_a_rare_verb_counts_like_any_rare_word(memory) -> None:
     """The list of task verbs that were never specific is gone (it cost nothing to remove: coding
     dev precision −0.1, nothing else): "add" in one memory of twenty is as specific as "Sentry"."""
@@ -166,22 +187,19 @@ def test_a_word_in_four_percent_of_the_store_is_its_vocabulary_not_specific(memo
     assert "zeppelin" not in found  # in 4 of 100
 
 
-def test_beside_full_text_a_fact_match_is_no_evidence_of_its_own(memory) -> None:
-    """A fact matched on two counts opens the gate only when full text did not run
-    (``CRIB_CHANNEL=triples``): beside full text its two counts are two of the prompt's words, which
-    full text's coverage weighs already (on the dev splits it opened no answerable prompt that
-    another rule did not, and gave blocks to unrelated commit subjects). ``--explain`` still says
-    the facts channel matched."""
+def test_the_gate_asks_facts_bear_before_a_fact_match_opens_it_for_a_task(memory) -> None:
+    """The relevance gate itself consults :func:`facts_bear`: with only the facts channel running, a
+    task whose fact match shares nothing but the project's own words ("atlas web app uses") injects
+    nothing, while one naming a specific word of a matched memory (Zod) does."""
     from crib_plugin.memory import NewEntry
     from crib_plugin.read.gate.relevance import decide
 
     tools = ["Vite", "TanStack Router", "Unleash", "Tailwind", "tRPC", "Sentry", "Playwright", "Redis", "ArgoCD", "Zod"]
     memory.write_many([NewEntry(f"The atlas web app uses {tool}.", "note", f"2026-03-{1 + i:02d}T10:00:00Z") for i, tool in enumerate(tools)])
-    for prompt in ("make the atlas web app use the new one", "what does the atlas web app use for routing and caching and forms?"):
-        alone = memory.recall(prompt, channels=["facts"])
-        assert any(h.passed_floor for c in alone.channels for h in c.hits)  # the facts channel matched on two counts
-        assert decide(memory, alone).open  # the facts channel on its own: its match is all there is
-        beside = decide(memory, memory.recall(prompt, channels=["facts", "fts"]))
-        assert not beside.open, beside.reason  # full text's coverage is below its bar: nothing opens
-        assert "facts matched on two counts (beside full text" in beside.reason
-        assert memory.retrieve(prompt, channels=["facts", "fts"]) == ""
+    vague = memory.recall("make the atlas web app use the new one", channels=["facts"])
+    assert any(h.passed_floor for c in vague.channels for h in c.hits)  # the facts channel matched on two counts
+    decision = decide(memory, vague)
+    assert not decision.facts and not decision.open, decision.reason
+    assert memory.retrieve("make the atlas web app use the new one", channels=["facts"]) == ""
+    specific = decide(memory, memory.recall("make the atlas web app use Zod for the forms", channels=["facts"]))
+    assert specific.facts and specific.open, specific.reason

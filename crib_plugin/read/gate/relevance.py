@@ -12,15 +12,7 @@ gate asks, for the prompt as a whole, whether the best evidence is strong enough
   the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
 - **agreement**: one entry is above the vector floor *and* matched by full text
   (``AGREE_COVERAGE``) — two weak, independent signals on the same memory; or
-- **facts**, when full text did not run (``CRIB_CHANNEL=triples``): a fact matched on two counts
-  (the facts channel's own floor); or
-- **a plugin channel** matched (its own floor): the extension contract.
-
-Beside full text a fact match is no evidence of its own: its two counts are two of the prompt's
-words, which full text's coverage already weighs by how rare they are. On the dev splits it opened
-no answerable prompt that another rule did not, and gave blocks to 2 of 80 unrelated commit
-subjects (docs/relevance.md, "What each rule buys"). A fact still reaches the block beside an
-entry that stated it, or when the facts channel matched it on two counts once the gate is open.
+- **facts**: a fact matched on two counts (the facts channel's own floor).
 
 When the gate stays shut, nothing is injected and ``--explain`` says why. ``crib search`` shows
 the raw ranking without the gate.
@@ -44,7 +36,7 @@ from ...text.words import stem_list as _stems
 from ..channels.base import channel_attr
 from ..channels.vectors import MARGIN_SCALE
 from ..query import cjk_grams
-from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, term_weights
+from .specific import PRIOR_DOCS, PRIOR_RATE, contains, distinctive, facts_bear, term_weights
 
 __all__ = ["PRIOR_DOCS", "PRIOR_RATE", "GateDecision", "close_if_irrelevant", "decide", "term_weights"]
 
@@ -134,6 +126,7 @@ class GateDecision:
     vector_top: float | None
     vector_gate: float | None
     fts_coverage: float | None
+    facts: bool
     reason: str
     time_only: bool = False  # opened only by the prompt's time window (only in-window entries may pass)
     window: tuple[int, ...] = ()  # entries in the prompt's time window that the window let through
@@ -229,8 +222,8 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     extra = vector_extras(retrieval, floor, memory.store.count_entries())
     matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
                and any(h.passed_floor for h in c.hits)]
-    builtin = [c for c in matched if _is_builtin(memory, c.channel)]
-    facts = bool(builtin) and coverage is None  # the facts channel, when full text did not run
+    builtin = [h.entry_id for c in matched if _is_builtin(memory, c.channel) for h in c.hits if h.passed_floor]
+    facts = bool(builtin) and facts_bear(memory, retrieval, builtin)
     others = [c for c in matched if not _is_builtin(memory, c.channel)]
     distinct = distinctive(memory, retrieval, gate) if top is not None and gate is not None and top >= gate else {}
     reasons = _vector_reasons(top, gate, distinct)
@@ -241,7 +234,7 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     if facts:
         reasons.append("facts matched on two counts")
     elif builtin:
-        reasons.append("facts matched on two counts (beside full text, no evidence by itself)")
+        reasons.append("facts matched on two counts, but no matched memory shares a specific word with the task")
     if others:
         reasons.append("plugin channel " + ", ".join(c.channel for c in others))
     if window:
@@ -259,7 +252,7 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     is_open = evidence_open or bool(window)
     reason = "; ".join(reasons) or "no channel found anything"
     return GateDecision(
-        is_open, top, gate, coverage, reason,
+        is_open, top, gate, coverage, facts, reason,
         time_only=is_open and not evidence_open, window=tuple(window), distinctive=distinct,
     )
 

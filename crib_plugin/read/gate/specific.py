@@ -15,7 +15,10 @@ A vector hit above the gate is **distinctive** when
   its memory is much nearer than the rest).
 
 Only a distinctive vector hit opens the relevance gate or counts as an entry's own evidence by its
-cosine alone (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`).
+cosine alone (:mod:`crib_plugin.read.gate.relevance`, :mod:`crib_plugin.read.gate.evidence`). The same holds for the
+facts channel: a task's fact match ("atlas" and "web app" in "add a Spanish translation to the atlas
+web app") opens the gate only when a matched memory shares a specific term with the prompt
+(:func:`facts_bear`).
 
 This applies to *task* prompts (imperatives). A question keeps every strong cosine: LoCoMo's
 questions about a conversation are crowded by nature (the rule cost it 10 points of block evidence). Measured on both
@@ -37,7 +40,7 @@ from ..channels.vectors import CROWD_RANK, crowd_level
 from ..query import terms
 from .prompt_kind import prompt_kind
 
-__all__ = ["CROWD_MARGIN", "CROWD_RANK", "crowd_level", "distinctive", "specific_terms", "term_weights"]
+__all__ = ["CROWD_MARGIN", "CROWD_RANK", "crowd_level", "distinctive", "facts_bear", "specific_terms", "term_weights"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.records import Retrieval
@@ -116,6 +119,20 @@ def distinctive(memory: MemoryLike, retrieval: Retrieval, gate: float | None) ->
     if rest:
         out.update(sharing_specific(memory, retrieval.query.text, contents_of(memory, retrieval, rest)))
     return out
+
+
+def facts_bear(memory: MemoryLike, retrieval: Retrieval, entry_ids: Sequence[int]) -> bool:
+    """Whether the facts channel's strong match (its entries ``entry_ids``) may open the gate: always
+    for a question; for a task, unless the words it shares with those entries are all common ones
+    (the project's own vocabulary). A match on a specific word bears; so does one the facts channel
+    made by a name's form alone ("postgres" → the PostgreSQL entity), which shares no word at all."""
+    if prompt_kind(retrieval.query.text) != "task":
+        return True
+    contents = contents_of(memory, retrieval, entry_ids)
+    if sharing_specific(memory, retrieval.query.text, contents):
+        return True
+    present = {s for content in contents.values() for s in stem_list(content[:MAX_SCAN_CHARS])}
+    return not any(contains(present, alternatives) for alternatives, _df in _term_stats(memory, retrieval.query.text))
 
 
 def sharing_specific(memory: MemoryLike, text: str, contents: Mapping[int, str]) -> dict[int, str]:
