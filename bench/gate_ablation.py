@@ -57,10 +57,10 @@ def measure(cache: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("variants", nargs="*", choices=list(VARIANTS), help="default: every variant")
     parser.add_argument("--cache", type=Path, default=Path(".state/eval"))
     args = parser.parse_args()
-    for name in args.variants:
+    for name in args.variants or list(VARIANTS):
         started = time.perf_counter()
         with contextlib.ExitStack() as stack:
             for module, attribute, value in VARIANTS[name]:

@@ -30,6 +30,7 @@ class FakeStore:
         self.entries = {e.id: e for e in entries}
         self.successors = successors or {}
         self.floor = 0.3
+        self.gate_value = 0.45  # the relevance gate (what a calibration stored; never below the shipped 0.45 here)
 
     def superseded(self, ids: list[int]) -> dict[int, int]:
         return {i: self.successors[i] for i in ids if i in self.successors}
@@ -49,6 +50,12 @@ class FakeStore:
     def vector_floor(self, key: str) -> float:
         return self.floor
 
+    def gate(self, key: str) -> float:
+        return self.gate_value
+
+    def count_entries(self) -> int:
+        return 1000  # a full-size store: the shipped gate is not lowered for its size
+
 
 class FakeMemory:
     def __init__(self, store: FakeStore, floor: float = 0.3) -> None:
@@ -65,7 +72,7 @@ class FakeMemory:
         self.store.floor = value
 
     def embedder_key(self) -> str:
-        return "fake:embedder:3"  # the store above answers its floor for any key
+        return "fake:embedder:3"  # the store above answers its floor and gate for any key
 
 
 def setup(scores: list[float], kept: int, *, successors: dict[int, int] | None = None,
@@ -144,15 +151,27 @@ def test_nothing_is_pointed_to_when_nothing_says_maybe() -> None:
     assert retrieval.pointers == []
 
 
-def test_a_vector_top_that_stands_out_above_the_floor_opens_the_maybe_gate() -> None:
+def test_a_vector_top_that_stands_out_near_the_gate_opens_the_maybe_gate() -> None:
     cosines = [0.50, 0.30, 0.30]  # the crowd is the last cosine here (fewer than 10 hits): 0.20 above it
     memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=cosines)
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [1, 2, 3]
     assert any("maybe gate" in note for _, note in retrieval.notes)
-    memory.floor = 0.55  # the same top below the floor: no pointer
+    memory.store.gate_value = 0.60  # the same top more than MAYBE_BELOW_GATE below the gate: no pointer
     choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
+
+
+def test_a_top_above_the_floor_but_well_below_the_gate_is_no_maybe() -> None:
+    # Gate 0.45, floor 0.30: a top of 0.36 stands 0.20 out of its crowd and is above the floor, but
+    # 0.09 below the gate — where unrelated commit subjects' tops sit as often as answerable
+    # prompts' (coding store) — so it points to nothing; 0.39 (0.06 below) does.
+    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.36, 0.16, 0.16])
+    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    assert retrieval.pointers == []
+    memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.39, 0.19, 0.19])
+    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    assert ids(retrieval.pointers) == [1, 2, 3]
 
 
 def test_a_pointer_given_before_in_the_session_is_not_repeated_and_its_slot_refilled() -> None:

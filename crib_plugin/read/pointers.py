@@ -11,9 +11,9 @@ rest (``show`` / ``recall`` MCP tools, ``crib show ID``).
 Whether to point at all is decided for the prompt; to what, by rank alone:
 
 * **the prompt**: pointers are shown when the relevance gate opened (something has evidence), or
-  when the vector channel's best hit is above the per-hit floor and stands out of the prompt's
-  crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that makes a cosine distinctive
-  at the gate, here accepted from the floor up (the "maybe gate");
+  when the vector channel's best hit is within :data:`MAYBE_BELOW_GATE` of the gate and stands out
+  of the prompt's crowd by :data:`~crib_plugin.read.gate.specific.CROWD_MARGIN` — the margin that
+  makes a cosine distinctive at the gate, here accepted a little below it (the "maybe gate");
 * **the candidates**: the fused ranking and the vector's and full text's own rankings
   (:data:`RANKINGS`), in turn, each memory once, until :data:`MAX_POINTERS` — no score bar: the reader of the block judges a
   one-line hint better than a threshold on fused scores does.
@@ -38,7 +38,7 @@ from ..core.errors import CribError
 from ..core.records import ChannelHit, Hit, Retrieval
 from ..text.snippet import HEADING_CHARS, POINTER_OVERHEAD, SNIPPET_CHARS, pointer_cost, snippet
 from .channels.vectors import crowd_level
-from .gate.levels import vector_floor
+from .gate.levels import MARGIN_SCALE, vector_gate
 from .gate.specific import CROWD_MARGIN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,23 +54,36 @@ a block and 89.2 % hit ∪ pointers; filling 8 gives 91.6 %). The vector's own r
 because on the coding set it holds a relevant memory that the fusion ranks lower (dev: top 3 of
 the vector 77 % against 65 % of the fused)."""
 MAYBE_MARGIN = CROWD_MARGIN
-"""How far above the prompt's crowd the vector's top must stand (from the floor up) for pointers
-when no entry is shown: the margin that makes a cosine distinctive at the gate."""
+"""How far above the prompt's crowd the vector's top must stand for pointers when no entry is
+shown: the margin that makes a cosine distinctive at the gate."""
+MAYBE_BELOW_GATE = 0.07
+"""How far below the relevance gate the vector's top may sit for pointers when no entry is shown
+(MiniLM's cosine scale; :data:`~crib_plugin.read.channels.vectors.MARGIN_SCALE` carries it to other
+embedders). From the per-hit floor (0.10 below) the maybe gate gave pointers to 9 of the 80 dev
+commit subjects that got no entry, their tops as often at 0.34–0.36 as at 0.40. At 0.07 below
+the gate it keeps every dev prompt it reached (coding hit ∪ pointers 91.6, MADial-Bench entries ∪
+pointers 31.9) and silences 2 of the 9 (commit subjects dev, nothing at all 67.5 → 70.0); 0.05
+silences 4 but costs MADial-Bench dev 2.5 points of entries ∪ pointers (29.4), 0.06 1.2 points
+(docs/relevance.md, "What each rule buys")."""
+
+
 def _maybe_gate(memory: "MemoryLike", retrieval: Retrieval) -> int | None:
-    """The vector's best hit when it is above the floor and stands out of the prompt's crowd, else None."""
+    """The vector's best hit when it is within :data:`MAYBE_BELOW_GATE` of the gate and stands out
+    of the prompt's crowd, else None."""
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     if vector is None or not vector.hits:
         return None
     top = max(vector.hits, key=lambda h: h.score)
     crowd = crowd_level([h.score for h in vector.hits])
     try:
-        floor = vector_floor(memory)
+        bar = vector_gate(memory) - MAYBE_BELOW_GATE * MARGIN_SCALE.get(memory.embedder_key(), 1.0)
     except CribError:
         return None
-    if top.score < floor or crowd is None or top.score - crowd < MAYBE_MARGIN:
+    if top.score < bar or crowd is None or top.score - crowd < MAYBE_MARGIN:
         return None
-    retrieval.notes.append((0, f"pointers: the vector's top (entry {top.entry_id}, {top.score:.3f}) is above the floor "
-                               f"{floor:.2f} and {top.score - crowd:.2f} above the crowd (maybe gate)"))
+    retrieval.notes.append((0, f"pointers: the vector's top (entry {top.entry_id}, {top.score:.3f}) is above "
+                               f"{bar:.2f} ({MAYBE_BELOW_GATE:.2f} below the gate) and {top.score - crowd:.2f} "
+                               "above the crowd (maybe gate)"))
     return top.entry_id
 
 
