@@ -114,3 +114,28 @@ def test_an_unusable_template_cache_is_skipped(tmp_path: Path, monkeypatch: "pyt
     for path in (corrupt / "templates").iterdir():
         path.write_bytes(b"not a jinja cache")
     assert _fresh_render([entry], user, monkeypatch) == "ok 1\n"
+
+
+def test_a_long_entry_is_shown_as_its_start_and_where_to_read_the_rest() -> None:
+    """A whole assistant message of a chat history (RealMem's run to 18,000 characters) reaches the
+    agent as its first ENTRY_CHARS characters, cut at a word, and a note naming what is left and
+    ``crib show ID``; the budget counts what is shown, so it does not fill the block."""
+    from crib_plugin.read.fusion import fit_budget, item_cost
+    from crib_plugin.text.snippet import ENTRY_CHARS, TRIM_NOTE_CHARS
+
+    words = " ".join(f"word{n}" for n in range(800))  # about 6,000 characters
+    long = Entry(42, "note", "Assistant: " + words, "2026-02-10T10:00:00Z")
+    block = render_block([long, ENTRY], template="memory.md.j2")
+    line = next(line for line in block.splitlines() if "Assistant:" in line)
+    shown = line.split("] ", 1)[1]
+    assert shown.startswith("Assistant: word0 word1")
+    assert "word799" not in block
+    assert shown.endswith("more characters: `crib show 42`]")
+    head = shown.split(" … [")[0]
+    assert len(head) <= ENTRY_CHARS and head.split()[-1].startswith("word")  # cut at a word boundary
+    assert f"{len(long.content) - len(head):,} more characters" in shown
+    assert len(shown) <= ENTRY_CHARS + TRIM_NOTE_CHARS
+    assert "- [2026-02-09 decision] Chose SQLite for storage." in block  # a short entry whole
+    assert item_cost(long.content) <= ENTRY_CHARS + TRIM_NOTE_CHARS + 28
+    kept, dropped = fit_budget([long.content] * 3, 2400, overhead=300)
+    assert kept == [0, 1, 2] and dropped == []  # three cut entries fit where one whole one would not

@@ -23,7 +23,7 @@ from ..text.redact import redact_for_render as safe
 from ..text.redact import redact_head_for_render
 from ..text.scrub import neutralise_tags
 from ..text.scrub.lines import contain_lines, one_line
-from ..text.snippet import snippet
+from ..text.snippet import entry_shown, snippet
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.contracts import MemoryLike
@@ -75,7 +75,7 @@ def _entry_view(entry: Entry) -> View:
     return View({
         "id": entry.id,
         "type": neutralise_tags(entry.type),
-        "content": neutralise_tags(contain_lines(safe(entry.content))),
+        "content": neutralise_tags(contain_lines(entry_shown(safe(entry.content), entry.id))),  # long: cut, with where to read the rest
         "created_at": entry.created_at,
         "metadata": entry.metadata,
         "scope": entry.scope,

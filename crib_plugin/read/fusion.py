@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.records import ChannelHit, ChannelResult
+from ..text.snippet import entry_chars
 
 RRF_K = 60
 
@@ -70,8 +71,8 @@ def fuse(
 
 
 def item_cost(text: str) -> int:
-    """Characters an entry takes in the rendered block (content plus its ``- [date type] `` prefix)."""
-    return len(text) + 28
+    """Characters an entry takes in the rendered block (content, cut when long, plus its ``- [date type] `` prefix)."""
+    return entry_chars(text) + 28
 
 
 def fit_budget(
