@@ -57,9 +57,12 @@ def measure(cache: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("variants", nargs="*", choices=list(VARIANTS), help="default: every variant")
+    parser.add_argument("variants", nargs="*", help="some of: " + ", ".join(VARIANTS) + " (default: every one)")
     parser.add_argument("--cache", type=Path, default=Path(".state/eval"))
     args = parser.parse_args()
+    unknown = [v for v in args.variants if v not in VARIANTS]
+    if unknown:  # checked here: argparse rejects an empty list against `choices` with nargs="*"
+        parser.error(f"unknown variant(s): {', '.join(unknown)}")
     for name in args.variants or list(VARIANTS):
         started = time.perf_counter()
         with contextlib.ExitStack() as stack:
