@@ -214,3 +214,46 @@ def test_x_over_y_is_two_entities() -> None:
     triples = list(RuleExtractor().extract("We chose FastAPI over Flask for the API."))
     assert ("API", "uses", "FastAPI") in [(t.subject, t.predicate, t.object) for t in triples]
     assert ("API", "not_uses", "Flask") in [(t.subject, t.predicate, t.object) for t in triples]
+
+
+def _hit(entry_id: int, score: float, evidence: float) -> Any:
+    from crib_plugin.core.records import Entry, Hit
+
+    entry = Entry(id=entry_id, content=f"entry {entry_id}", type="note", created_at="2026-02-01T10:00:00Z")
+    return Hit(entry, score, {}, evidence)
+
+
+def test_the_cut_judges_each_hit_on_the_fusions_evidence_not_on_the_order() -> None:
+    """The fusion orders by one sum and judges by another (crib_plugin.read.fusion): a hit the order
+    put first with little evidence is measured against the best evidence, not the other way round."""
+    from crib_plugin.read.gate.evidence import RELATIVE_CUT, Cut, Evidence, _keep
+
+    hits = [_hit(1, 1.0, 0.3), _hit(2, 0.9, 1.0)]  # the order's first has 30 % of the best evidence
+    evidence = [Evidence(h.entry.id, 0.0, 0.7, None, 1, False) for h in hits]
+    cut = Cut("task", RELATIVE_CUT, None, None, 0.6, 0.5)
+    kept = _keep(hits, evidence, [["coverage ≥ cut"], ["coverage ≥ cut"]], [0, 1], cut)
+    assert [h.entry.id for h in kept] == [2]
+    assert evidence[0].relative == pytest.approx(0.3) and not evidence[0].kept
+    assert evidence[1].reason.startswith("best evidenced hit")
+    # without an evidence sum (a hit made elsewhere) the score is what is judged
+    plain = [_hit(1, 1.0, 0.3), _hit(2, 0.9, 1.0)]
+    for hit in plain:
+        hit.evidence = None
+    assert [h.entry.id for h in _keep(plain, evidence, [["c"], ["c"]], [0, 1], cut)] == [1, 2]
+
+
+def test_when_the_gate_opened_on_other_evidence_the_hit_with_the_most_evidence_stands_alone(memory) -> None:
+    """A gate opened by the facts channel alone: no hit has evidence of its own, and the one kept is
+    the hit with the most fusion evidence — the facts channel's own hit, which the order (that
+    leaves that channel out) puts last."""
+    from crib_plugin.core.records import Hit, Retrieval
+    from crib_plugin.read.gate.evidence import cut_entries
+    from crib_plugin.read.query import prepare
+
+    ids = _write(memory, CODING)
+    entries = memory.store.get_entries(ids)
+    hits = [Hit(entries[ids[0]], 0.02, {}, 0.02), Hit(entries[ids[1]], 0.01, {}, 0.01), Hit(entries[ids[2]], 0.0, {}, 0.03)]
+    retrieval = Retrieval(query=prepare("zebra quantum"), hits=hits)
+    kept, evidence, _cut = cut_entries(memory, retrieval, gate=None, floor=None)
+    assert [h.entry.id for h in kept] == [ids[2]]
+    assert "best hit" in next(ev.reason for ev in evidence if ev.entry_id == ids[2])

@@ -32,10 +32,17 @@ def test_a_weak_neighbour_barely_counts_and_strength_is_clamped() -> None:
     assert fused[3] == 0.0  # below 0 counts as 0
 
 
-def test_floor_rejected_hits_and_channels_that_did_not_run_take_no_part() -> None:
-    fused = fuse([result("fts", (1, 1.0), (2, 1.0), floor={1}), result("vector", (3, 1.0), ran=False)])
-    assert [f.entry_id for f in fused] == [2]
-    assert fused[0].score == pytest.approx(1 / (RRF_K + 1))  # rank counts only floor-passing hits
+def test_the_facts_channel_takes_no_part_in_the_order_but_counts_as_evidence() -> None:
+    """The order leaves the facts channel out (RANKING_WEIGHTS); the evidence the per-entry cut
+    judges on is the plain strength-gated sum of every channel, as before."""
+    fused = fuse([result("facts", (1, 1.0), (2, 1.0)), result("fts", (2, 0.5), (3, 1.0))], weights={"facts": 2.0})
+    assert [f.entry_id for f in fused] == [3, 2, 1]
+    by_id = {f.entry_id: f for f in fused}
+    assert by_id[1].score == 0.0 and by_id[1].evidence == pytest.approx(2 / (RRF_K + 1))
+    assert by_id[2].score == pytest.approx(0.5 / (RRF_K + 1))
+    assert by_id[2].evidence == pytest.approx(2 / (RRF_K + 2) + 0.5 / (RRF_K + 1))
+    assert by_id[3].evidence == by_id[3].score == pytest.approx(1 / (RRF_K + 2))
+    assert "facts" in by_id[1].channels  # still found by it (the gate and --explain read that)
 
 
 def test_weights_scale_a_channel_and_unknown_channels_weigh_one() -> None:
@@ -50,7 +57,7 @@ def test_ties_break_on_best_single_rank_then_newer_entry() -> None:
     fused = fuse([a, b])
     assert fused[0].score == pytest.approx(fused[1].score)
     assert [f.entry_id for f in fused] == [9, 5]  # same best rank (1): the newer (larger id) first
-    c = fuse([result("fts", (4, 1.0)), result("vector", (7, 0.0), (8, 1.0)), result("facts", (6, 0.5))])
+    c = fuse([result("fts", (4, 1.0)), result("vector", (7, 0.0), (8, 1.0)), result("plugin", (6, 0.5))])
     # 7 has strength 0 (score 0): last; 4 (rank 1) is ahead of 8 (rank 2) on score
     ordered = [f.entry_id for f in c]
     assert ordered.index(4) < ordered.index(8) and ordered[-1] == 7

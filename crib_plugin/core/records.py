@@ -125,6 +125,12 @@ class Hit:
     entry: Entry
     score: float
     channels: dict[str, ChannelHit] = field(default_factory=dict)
+    evidence: float | None = None  # the fusion's evidence sum the per-entry cut judges on (None: the score)
+
+    @property
+    def weight(self) -> float:
+        """What the per-entry cut compares with the best hit's: the evidence, else the score."""
+        return self.score if self.evidence is None else self.evidence
 
     def to_json(self) -> dict[str, Any]:
         data = self.entry.to_json()

@@ -142,7 +142,7 @@ def fused_stage(memory: "MemoryLike", found: Retrieval, *, only: Sequence[str] |
     results = [r for r in retrieval.channels if only is None or r.channel in only]
     fused = fuse(results, weights=memory.channel_weights())
     entries = readable_entries(memory.store, [f.entry_id for f in fused], memory.settings.projects)
-    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels) for f in fused if f.entry_id in entries]
+    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels, f.evidence) for f in fused if f.entry_id in entries]
     adjust_hits(memory, retrieval)  # time range boost, newer first on near-ties, corrections first
     facts: dict[int, Fact] = {}
     for result in results:

@@ -250,6 +250,8 @@ def boost_time_range(hits: list["Hit"], expression: TimeExpression | None, notes
     for hit in hits:
         if expression.contains(hit.entry.created_at):
             hit.score *= TIME_BOOST
+            if hit.evidence is not None:
+                hit.evidence *= TIME_BOOST
             notes.append((hit.entry.id, f"written {hit.entry.created_at[:10]}, inside {expression.phrase!r}: score ×{TIME_BOOST:g}"))
 
 
@@ -316,6 +318,8 @@ def corrections_first(memory: object, hits: list["Hit"], notes: list[tuple[int, 
             out.pop(position)
             out.insert(target_index, correction)
             correction.score = max(correction.score, other.score)
+            if correction.evidence is not None and other.evidence is not None:
+                correction.evidence = max(correction.evidence, other.evidence)
             why = f"fact {sorted(same_fact)[0][0]} {sorted(same_fact)[0][1]}" if same_fact else f"shares {', '.join(shared[:4])}"
             notes.append((correction.entry.id, f"correction moved above entry {other.entry.id} it corrects ({why}); both kept"))
             break

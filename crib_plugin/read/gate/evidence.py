@@ -156,8 +156,9 @@ def cut_entries(
     # word may top the fused list while the vector found the memory that opened the gate.
     evidenced = [i for i, why in enumerate(own) if why]
     if not evidenced and not time_only:
-        evidenced = [0]  # the gate opened on facts or a plugin channel: the best hit stands alone
-        own[0] = ["best hit (the gate opened on other evidence)"]
+        # the gate opened on facts or a plugin channel: the hit with the most evidence stands alone
+        evidenced = [max(range(len(hits)), key=lambda i: hits[i].weight)]
+        own[evidenced[0]] = ["best hit (the gate opened on other evidence)"]
     kept = _keep(hits, evidence, own, evidenced, cut)
     if window is not None and selective_window(memory, window.range):
         kept = _within_window(kept, evidence)
@@ -190,14 +191,18 @@ def _within_window(kept: list[Hit], evidence: list[Evidence]) -> list[Hit]:
 
 
 def _keep(hits: list[Hit], evidence: list[Evidence], own: list[list[str]], evidenced: list[int], cut: Cut) -> list[Hit]:
-    """Set each hit's relative score and verdict; return the kept hits (best first)."""
-    best = max((hits[i].score for i in evidenced), default=0.0) or 1.0
+    """Set each hit's relative score and verdict; return the kept hits (best first).
+
+    The share is of the fusion's *evidence* (:attr:`~crib_plugin.core.records.Hit.weight`), not of
+    the score that ordered the hits: the reference is the evidenced hit with the most of it."""
+    reference = max(evidenced, key=lambda i: hits[i].weight, default=None)
+    best = (hits[reference].weight if reference is not None else 0.0) or 1.0
     kept: list[Hit] = []
     for index, (hit, ev) in enumerate(zip(hits, evidence)):
-        ev.relative = hit.score / best
+        ev.relative = hit.weight / best
         if not own[index]:
             ev.reason = "no evidence of its own (no distinctive cosine ≥ gate, coverage below cut, no agreement)"
-        elif index == evidenced[0]:
+        elif index == reference:
             ev.kept, ev.reason = True, "best evidenced hit: " + ", ".join(own[index])
         elif ev.relative < cut.relative and not ev.in_window:
             ev.reason = f"relative {ev.relative:.2f} < {cut.relative:.2f}"

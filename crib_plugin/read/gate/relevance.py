@@ -271,11 +271,12 @@ def _add_window_hits(memory: "MemoryLike", retrieval: Retrieval, ids: tuple[int,
     vector = next((c for c in retrieval.channels if c.channel == "vector" and c.ran), None)
     scores = {h.entry_id: h for h in vector.hits} if vector else {}
     lowest = min((h.score for h in retrieval.hits), default=1.0)
+    least = min((h.weight for h in retrieval.hits), default=1.0)
     entries = readable_entries(memory.store, missing, memory.settings.projects)
     for entry_id in missing:
         if entry_id in entries:
             channel_hit = scores.get(entry_id)
-            retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}))
+            retrieval.hits.append(Hit(entries[entry_id], lowest * 0.5, {"vector": channel_hit} if channel_hit else {}, least * 0.5))
             retrieval.notes.append((entry_id, "below the vector floor but written in the prompt's time window"))
 
 
