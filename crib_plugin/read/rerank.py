@@ -14,8 +14,8 @@ and one of two rerankers sets it:
   a note says why. When Ollama does not answer or lacks the model, the offline reranker runs.
 * **Offline (default): gentle MMR plus a recency prior.** Maximal marginal relevance (Carbonell &
   Goldstein, 1998) picks, at each step, the candidate maximising
-  ``λ·relevance − (1−λ)·redundancy`` with ``λ =`` :data:`MMR_LAMBDA`. Relevance is the fused score
-  relative to the best, plus :data:`RECENCY_WEIGHT` × the candidate's recency (newest 1, oldest 0).
+  ``λ·relevance − (1−λ)·redundancy`` with ``λ =`` :data:`MMR_LAMBDA`. Relevance is the fused evidence
+  (:mod:`crib_plugin.read.fusion`) relative to the best, plus :data:`RECENCY_WEIGHT` × the candidate's recency (newest 1, oldest 0).
   Redundancy is the candidate's similarity to what is already picked — cosine of the stored vectors
   when the store has them, word-set Jaccard otherwise — counted only *above*
   :data:`DUPLICATE_SIMILARITY`: classic MMR (threshold 0) pushes down every memory that shares a
@@ -245,8 +245,11 @@ def similarity_matrix(memory: "MemoryLike | None", hits: Sequence["Hit"]) -> tup
 
 
 def _mmr_relevance(hits: list["Hit"], recency: float) -> list[float]:
-    """Fused scores scaled to 0..1, plus ``recency`` times each hit's rank in time (0 oldest, 1 newest)."""
-    scores = [max(0.0, float(h.score)) for h in hits]
+    """Fused evidence scaled to 0..1, plus ``recency`` times each hit's rank in time (0 oldest, 1 newest).
+
+    The evidence (:attr:`~crib_plugin.core.records.Hit.weight`), not the score that ordered the
+    hits: :data:`MMR_LAMBDA` and :data:`DUPLICATE_SIMILARITY` weigh relevance on that scale."""
+    scores = [max(0.0, float(h.weight)) for h in hits]
     top = max(scores) or 1.0
     relevance = [s / top for s in scores]
     if recency:
