@@ -292,8 +292,8 @@ def evaluate(
                 report.add(BASELINE, baseline.search(question.question, max(KS), exclude=sorted(question.exclude)), question)
                 excluded = {entry_of[d] for d in question.exclude if d in entry_of}
                 query = prepare(question.question)
-                base = Retrieval(query=query)
-                base.channels = [without(run_channel(memory, name, query, CANDIDATES), excluded) for name in available]
+                base = Retrieval(query=query, channels=[without(run_channel(memory, name, query, CANDIDATES), excluded)
+                                                        for name in available])
                 for name in available:
                     solo = fused_stage(memory, replace(base, channels=list(base.channels)), only=[name])
                     report.add(CHANNEL_ROWS.get(name, name), ranked_ids(solo.hits), question)

@@ -193,11 +193,12 @@ def test_a_superseded_entry_is_never_shown_alone(memory) -> None:
 
     old = memory.write("type=decision The MSRV of the parser crate is Rust 1.74.", created_at="2026-01-05T10:00:00Z")
     new = memory.write("type=correction The MSRV of the parser crate is now Rust 1.80, not 1.74.", created_at="2026-03-01T10:00:00Z")
-    retrieval = Retrieval(query=Query(text="msrv"), hits=[Hit(memory.entry(old), 1.0)])
+    given = Retrieval(query=Query(text="msrv"), hits=[Hit(memory.entry(old), 1.0)])
     from crib_plugin.write.supersede import attach_successors
 
-    attach_successors(memory, retrieval)
-    assert [h.entry.id for h in retrieval.hits] == [old, new]
+    retrieval = attach_successors(memory, given)
+    assert [h.entry.id for h in retrieval.hits] == [old, new] and retrieval.hits[0].entry.superseded_by == new
+    assert given.hits[0].entry.superseded_by is None  # marked on a copy: the stage before still holds the entry as it was
     block = memory.render(retrieval)
     assert "superseded]" in block and "1.80" in block
 

@@ -63,6 +63,20 @@ def test_the_protocol_is_imported_under_its_own_name() -> None:
     assert aliased == []
 
 
+def test_a_stage_value_cannot_be_rebound() -> None:
+    """Retrieval is frozen: a stage builds its output with ``dataclasses.replace``, never by assigning
+    to the value it was given."""
+    import dataclasses
+
+    import pytest
+
+    from crib_plugin.core.records import Query, Retrieval
+
+    value = Retrieval(query=Query("q"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.hits = []  # type: ignore[misc]
+
+
 def snapshot(retrieval: Any) -> tuple[Any, ...]:
     return (list(retrieval.hits), list(retrieval.facts), list(retrieval.channels), list(retrieval.dropped), dict(retrieval.timings),
             list(retrieval.notes), list(retrieval.pointers), retrieval.gate, retrieval.evidence, retrieval.judged)

@@ -82,7 +82,7 @@ def setup(scores: list[float], kept: int, *, successors: dict[int, int] | None =
     pool = [Hit(e, s, {}) for e, s in zip(entries, scores)]
     retrieval = Retrieval(query=Query("q"), hits=pool[:kept])
     if cosines is not None:
-        retrieval.channels = [ChannelResult("vector", [ChannelHit(i + 1, i + 1, c, "vector") for i, c in enumerate(cosines)])]
+        retrieval = dataclasses.replace(retrieval, channels=[ChannelResult("vector", [ChannelHit(i + 1, i + 1, c, "vector") for i, c in enumerate(cosines)])])
     return FakeMemory(FakeStore(entries + list(extra), successors)), retrieval, pool
 
 
@@ -95,13 +95,13 @@ def ids(hits: list[Hit]) -> list[int]:
 
 def test_pointers_are_the_next_candidates_of_the_fused_ranking_without_a_score_bar() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.5, 0.4, 0.3, 0.25, 0.21, 0.15, 0.1], kept=2)
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3, 4, 5, 6, 7, 8, 9]  # not the entries; the rest up to MAX_POINTERS, however weak
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3, 4]
     weak = [1.0, 0.9, 0.02, 0.01]  # no relative bar: rank decides, the gate decided whether to point at all
     memory, retrieval, pool = setup(weak, kept=2)
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3, 4]
 
 
@@ -110,9 +110,9 @@ def test_the_vector_channels_own_next_candidates_are_taken_in_turn_with_the_fuse
     # in the fused pool, so read from the store), then 1 (shown) and 2.
     below = entry(9, "a memory the fusion dropped below the vector floor")
     memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7, 0.6, 0.5], kept=1, extra=[below])
-    retrieval.channels = [ChannelResult("vector", [ChannelHit(6, 1, 0.61, "vector"), ChannelHit(9, 2, 0.40, "vector"),
-                                                   ChannelHit(1, 3, 0.39, "vector"), ChannelHit(2, 4, 0.30, "vector")])]
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=8)  # type: ignore[arg-type]
+    retrieval = dataclasses.replace(retrieval, channels=[ChannelResult("vector", [ChannelHit(6, 1, 0.61, "vector"), ChannelHit(9, 2, 0.40, "vector"),
+                                                   ChannelHit(1, 3, 0.39, "vector"), ChannelHit(2, 4, 0.30, "vector")])])
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500, limit=8)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [2, 6, 3, 9, 4, 5]  # fused 2, vector 6, fused 3, vector 9, fused 4 (vector 2: once), fused 5
     text = explain_text(retrieval)
     assert "vector rank 2 after the entries (cosine 0.400)" in text and "fused rank 1 after the entries" in text
@@ -123,9 +123,9 @@ def test_full_texts_own_ranking_is_taken_in_turn_after_the_fused_and_the_vector_
     # ranking: its next one is taken instead) and then 8, which the fusion dropped below its floor.
     only_words = entry(8, "a memory full text found with the prompt's exact words")
     memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7, 0.6], kept=1, extra=[only_words])
-    retrieval.channels = [ChannelResult("vector", [ChannelHit(5, 1, 0.61, "vector")]),
-                          ChannelResult("fts", [ChannelHit(2, 1, 9.0, "fts"), ChannelHit(8, 2, 7.5, "fts")])]
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = dataclasses.replace(retrieval, channels=[ChannelResult("vector", [ChannelHit(5, 1, 0.61, "vector")]),
+                          ChannelResult("fts", [ChannelHit(2, 1, 9.0, "fts"), ChannelHit(8, 2, 7.5, "fts")])])
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [2, 5, 8, 3, 4]  # fused 2, vector 5, fts 8 (its 2 was taken), fused 3, 4
     assert "fts rank 2 after the entries (score 7.500)" in explain_text(retrieval)
 
@@ -134,8 +134,8 @@ def test_where_the_two_rankings_agree_the_tier_fills_its_slots_from_further_down
     # Fused and vector rankings identical (2, 3, 4, …): taking a fixed few of each would give four
     # pointers; each memory counts once, so the tier goes on down both until MAX_POINTERS.
     memory, retrieval, pool = setup([1.0 - i / 20 for i in range(14)], kept=1)
-    retrieval.channels = [ChannelResult("vector", [ChannelHit(i, i, 0.9 - i / 50, "vector") for i in range(1, 15)])]
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = dataclasses.replace(retrieval, channels=[ChannelResult("vector", [ChannelHit(i, i, 0.9 - i / 50, "vector") for i in range(1, 15)])])
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert pointers.MAX_POINTERS == 8
     assert ids(retrieval.pointers) == [2, 3, 4, 5, 6, 7, 8, 9]
 
@@ -143,22 +143,22 @@ def test_where_the_two_rankings_agree_the_tier_fills_its_slots_from_further_down
 def test_nothing_is_pointed_to_when_nothing_says_maybe() -> None:
     # No entry shown and no vector channel: the gate said no, and so does the maybe gate.
     memory, retrieval, pool = setup([1.0, 0.9], kept=0)
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
     # A vector top above the floor but inside the crowd is no "maybe" either.
     memory, retrieval, pool = setup([1.0, 0.9, 0.8], kept=0, cosines=[0.45, 0.44, 0.43])
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
 
 
 def test_a_vector_top_that_stands_out_near_the_gate_opens_the_maybe_gate() -> None:
     cosines = [0.50, 0.30, 0.30]  # the crowd is the last cosine here (fewer than 10 hits): 0.20 above it
     memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=cosines)
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [1, 2, 3]
     assert any("maybe gate" in note for _, note in retrieval.notes)
     memory.store.gate_value = 0.60  # the same top more than MAYBE_BELOW_GATE below the gate: no pointer
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
 
 
@@ -167,41 +167,41 @@ def test_a_top_above_the_floor_but_well_below_the_gate_is_no_maybe() -> None:
     # 0.09 below the gate — where unrelated commit subjects' tops sit as often as answerable
     # prompts' (coding store) — so it points to nothing; 0.39 (0.06 below) does.
     memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.36, 0.16, 0.16])
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert retrieval.pointers == []
     memory, retrieval, pool = setup([1.0, 0.9, 0.05], kept=0, cosines=[0.39, 0.19, 0.19])
-    choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=300)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [1, 2, 3]
 
 
 def test_a_pointer_given_before_in_the_session_is_not_repeated_and_its_slot_refilled() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7], kept=1)
-    choose_pointers(memory, retrieval, pool, skip={2, 3}, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, skip={2, 3}, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [4]
-    choose_pointers(memory, retrieval, pool, skip={3}, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, skip={3}, budget=8000, used=500, limit=2)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [2, 4]
 
 
 def test_pointers_are_counted_against_the_budget() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.8, 0.7, 0.6], kept=1)
     one = pointers.pointer_cost(pool[1].entry.content)
-    choose_pointers(memory, retrieval, pool, budget=1000, used=1000 - pointers.HEADING_CHARS - 2 * one)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=1000, used=1000 - pointers.HEADING_CHARS - 2 * one)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [2, 3]
-    choose_pointers(memory, retrieval, pool, budget=1000, used=1000)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=1000, used=1000)  # type: ignore[arg-type]
     assert retrieval.pointers == []
 
 
 def test_a_superseded_candidate_is_pointed_to_by_its_successor() -> None:
     newest = entry(9, "the invoices are now sent by Postmark", "correction")
     memory, retrieval, pool = setup([1.0, 0.9, 0.8], kept=1, successors={2: 5, 5: 9}, extra=[entry(5), newest])
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [9, 3]  # never entry 2 (nor 5, which 9 replaced too)
     # Its successor already given to this session as a pointer: not repeated in its place.
-    choose_pointers(memory, retrieval, pool, skip={9}, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, skip={9}, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3]
     # Its successor already shown in full: nothing more to point to.
-    retrieval.hits = [pool[0], Hit(newest, 0.95, {})]
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = dataclasses.replace(retrieval, hits=[pool[0], Hit(newest, 0.95, {})])
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [3]
 
 
@@ -270,7 +270,7 @@ def test_a_pointer_to_a_huge_entry_redacts_only_the_head_it_shows(monkeypatch: p
 
 def test_explain_lists_the_pointers_and_why() -> None:
     memory, retrieval, pool = setup([1.0, 0.9, 0.5], kept=1)
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     text = explain_text(retrieval)
     assert "pointers (one line each, below the entries):" in text
     assert "entry 2" in text.split("pointers (")[1] and "fused rank 1 after the entries" in text
@@ -431,9 +431,9 @@ def test_a_pointer_never_leads_to_another_projects_memory() -> None:
     memory.settings = Settings(projects=mine)
     pool = [Hit(e, 1.0 - e.id / 10, {}) for e in pool_entries]
     retrieval = Retrieval(query=Query("q"), hits=pool[:1])
-    retrieval.channels = [ChannelResult("vector", [ChannelHit(9, 1, 0.61, "vector"), ChannelHit(2, 2, 0.5, "vector")])]
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = dataclasses.replace(retrieval, channels=[ChannelResult("vector", [ChannelHit(9, 1, 0.61, "vector"), ChannelHit(2, 2, 0.5, "vector")])])
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert ids(retrieval.pointers) == [2, 4]  # not 3 (alpha's), 9 (alpha's, from the store), 7 (alpha's successor of 5)
     memory.settings = Settings(projects="all")  # every project's: all of them
-    choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
+    retrieval = choose_pointers(memory, retrieval, pool, budget=8000, used=500)  # type: ignore[arg-type]
     assert sorted(ids(retrieval.pointers)) == [2, 3, 4, 7, 9]

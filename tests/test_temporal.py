@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -134,8 +135,8 @@ def test_boost_ranks_in_range_entry_above_out_of_range_near_tie(memory) -> None:
 
 def test_boost_overturns_a_better_out_of_range_hit() -> None:
     retrieval = Retrieval(query=Query(text="x", time_range=("2023-05-01" + D, "2023-06-01" + D)))
-    retrieval.hits = [_hit(1, 1.0, "2022-01-01T00:00:00Z"), _hit(2, 0.8, "2023-05-03T00:00:00Z")]
-    adjust_hits(None, retrieval)
+    retrieval = dataclasses.replace(retrieval, hits=[_hit(1, 1.0, "2022-01-01T00:00:00Z"), _hit(2, 0.8, "2023-05-03T00:00:00Z")])
+    retrieval = adjust_hits(None, retrieval)
     assert [h.entry.id for h in retrieval.hits] == [2, 1]
     assert retrieval.hits[0].score == pytest.approx(0.8 * TIME_BOOST)
 
@@ -160,8 +161,8 @@ def test_correction_does_not_jump_unrelated_or_newer_hits() -> None:
     newer = _hit(1, 1.0, "2023-06-01T00:00:00Z", content="staging database port 5434 confirmed")
     unrelated = _hit(2, 0.9, "2023-01-01T00:00:00Z", content="lunch menu for friday")
     fix = _hit(3, 0.5, "2023-03-01T00:00:00Z", type="correction", content="staging database port is 5434")
-    retrieval.hits = [newer, unrelated, fix]
-    adjust_hits(None, retrieval)
+    retrieval = dataclasses.replace(retrieval, hits=[newer, unrelated, fix])
+    retrieval = adjust_hits(None, retrieval)
     assert [h.entry.id for h in retrieval.hits] == [1, 2, 3]
 
 
@@ -170,8 +171,8 @@ def test_correction_moves_above_older_related_hit() -> None:
     old = _hit(1, 1.0, "2023-01-01T00:00:00Z", content="staging database port is 5433")
     other = _hit(2, 0.9, "2023-01-05T00:00:00Z", content="lunch menu for friday")
     fix = _hit(3, 0.5, "2023-03-01T00:00:00Z", type="correction", content="correction: the staging database port is 5434")
-    retrieval.hits = [old, other, fix]
-    adjust_hits(None, retrieval)
+    retrieval = dataclasses.replace(retrieval, hits=[old, other, fix])
+    retrieval = adjust_hits(None, retrieval)
     assert [h.entry.id for h in retrieval.hits] == [3, 1, 2]
     assert [h.score for h in retrieval.hits] == sorted((h.score for h in retrieval.hits), reverse=True)
 

@@ -139,9 +139,12 @@ class Hit:
         return data
 
 
-@dataclass
+@dataclass(frozen=True)
 class Retrieval:
-    """Everything one retrieval produced: hits to inject, facts, per-channel reports, timings."""
+    """Everything one retrieval produced: hits to inject, facts, per-channel reports, timings.
+
+    Frozen: each stage of the read pipeline (:mod:`crib_plugin.read.pipeline`) returns a new value
+    (``dataclasses.replace``) and never rebinds a field of the one it was given."""
 
     query: Query
     hits: list[Hit] = field(default_factory=list)

@@ -3,7 +3,8 @@
     query → channel candidates → fused → gated → selected → pointers      (then: rendered)
 
 Each stage is a function that takes the value the stage before returned and returns a new one (a
-:class:`~crib_plugin.core.records.Retrieval`); the value it was given is never changed, so the
+:class:`~crib_plugin.core.records.Retrieval`, frozen: a stage builds its value with
+``dataclasses.replace``); the value it was given is never changed, so the
 pointer tier can still read the *fused* ranking after the gate cut it, and ``--explain`` and the
 evaluation can look at any stage. The stages' bodies live where their subject does:
 

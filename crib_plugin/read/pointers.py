@@ -96,8 +96,8 @@ def choose_pointers(
     budget: int,
     used: int,
     limit: int | None = None,
-) -> None:
-    """Set ``retrieval.pointers`` from ``pool`` (the fused hits before the gate, best first), in place.
+) -> Retrieval:
+    """``retrieval`` with its pointers chosen from ``pool`` (the fused hits before the gate, best first).
 
     The candidates are the fused ranking and the :data:`RANKINGS` channels' own rankings (none
     shown in full nor given to the session), taken in turn — fused first — each memory once, until
@@ -107,12 +107,12 @@ def choose_pointers(
     ``skip``: entry ids the session was already given (in full or as pointers). ``used``: the
     characters the block's entries and facts already take of ``budget``.
     """
-    retrieval.pointers = []
+    retrieval = dataclasses.replace(retrieval, pointers=[])
     limit = MAX_POINTERS if limit is None else limit
     if limit <= 0 or not pool:
-        return
+        return retrieval
     if not retrieval.hits and _maybe_gate(memory, retrieval) is None:
-        return
+        return retrieval
     skipped = set(skip) | {h.entry.id for h in retrieval.hits}
     fused = [h for h in pool if h.entry.id not in skipped][:limit]
     room = budget - used - HEADING_CHARS
@@ -132,7 +132,7 @@ def choose_pointers(
         taken.add(hit.entry.id)
         chosen.append(hit)
         retrieval.notes.append((hit.entry.id, f"pointer: {why}"))
-    retrieval.pointers = chosen
+    return dataclasses.replace(retrieval, pointers=chosen)
 
 
 RANKINGS = ("vector", "fts")

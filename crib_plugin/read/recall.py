@@ -9,6 +9,7 @@ a memory was (or was not) injected.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.authorship import readable_entries
@@ -142,12 +143,11 @@ def fused_stage(memory: "MemoryLike", found: Retrieval, *, only: Sequence[str] |
     results = [r for r in retrieval.channels if only is None or r.channel in only]
     fused = fuse(results, weights=memory.channel_weights())
     entries = readable_entries(memory.store, [f.entry_id for f in fused], memory.settings.projects)
-    retrieval.hits = [Hit(entries[f.entry_id], f.score, f.channels, f.evidence) for f in fused if f.entry_id in entries]
-    adjust_hits(memory, retrieval)  # time range boost, newer first on near-ties, corrections first
+    hits = [Hit(entries[f.entry_id], f.score, f.channels, f.evidence) for f in fused if f.entry_id in entries]
+    retrieval = adjust_hits(memory, replace(retrieval, hits=hits))  # time range boost, newer first on near-ties, corrections first
     facts: dict[int, Fact] = {}
     for result in results:
         for fact in result.facts:
             facts.setdefault(fact.id, fact)
-    retrieval.facts = sorted(facts.values(), key=lambda f: -f.score)
     retrieval.timings["fuse"] = time.perf_counter() - mark
-    return retrieval
+    return replace(retrieval, facts=sorted(facts.values(), key=lambda f: -f.score))

@@ -39,11 +39,11 @@ def gated_stage(memory: Any, fused: Retrieval, *, per_entry: bool = True) -> Ret
     retrieval = fresh(fused)
     judge = configured_judge(memory, retrieval) if per_entry else None
     pool = judge_pool(memory, retrieval, getattr(judge, "depth", JUDGE_DEPTH)) if judge is not None else []
-    decision = close_if_irrelevant(memory, retrieval)
-    if decision.open and per_entry:
-        cut_per_entry(memory, retrieval, decision)
+    retrieval = close_if_irrelevant(memory, retrieval)
+    if retrieval.gate.open and per_entry:
+        retrieval = cut_per_entry(memory, retrieval, retrieval.gate)
     if judge is not None:  # opt-in: the model's picks from the pool replace the offline block
-        retrieval.judged = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
+        retrieval = apply_judge(memory, retrieval, pool, judge, capped(memory.settings.judge_deadline))
     return retrieval
 
 
@@ -60,17 +60,15 @@ def selected_stage(memory: Any, gated: Retrieval, *, budget: int, max_items: int
         if hit.entry.id in excluded:
             retrieval.dropped.append((hit.entry.id, "already injected this session"))
     facts = retrieval.facts[:DEFAULT_MAX_FACTS]
-    retrieval.hits = candidates = [excerpted(h, retrieval.query.keywords) for h in candidates]
+    retrieval = replace(retrieval, hits=[excerpted(h, retrieval.query.keywords) for h in candidates])
     candidates = rerank_candidates(memory, retrieval, budget, max_items, overhead=300 + facts_cost(facts))
     kept, dropped = fit_budget(
         [h.entry.content for h in candidates], budget, overhead=300 + facts_cost(facts), max_items=max_items
     )
     for index in dropped:
         retrieval.dropped.append((candidates[index].entry.id, "budget"))
-    retrieval.hits = [candidates[i] for i in kept]
-    retrieval.facts = facts
-    attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
-    return retrieval
+    retrieval = replace(retrieval, hits=[candidates[i] for i in kept], facts=facts)
+    return attach_successors(memory, retrieval)  # a superseded entry is never shown without its successor
 
 
 def excerpted(hit: Hit, words: Sequence[str]) -> Hit:
@@ -91,7 +89,7 @@ def pointers_stage(memory: Any, fused: Retrieval, selected: Retrieval, *, budget
     retrieval = fresh(selected)
     if per_entry and not retrieval.judged:
         used = 300 + facts_cost(retrieval.facts) + sum(item_cost(h.entry.content) for h in retrieval.hits)
-        choose_pointers(memory, retrieval, fused.hits, skip=skip, budget=budget, used=used)
+        retrieval = choose_pointers(memory, retrieval, fused.hits, skip=skip, budget=budget, used=used)
     return retrieval
 
 
@@ -100,8 +98,9 @@ def facts_cost(facts: Sequence[Fact]) -> int:
     return sum(len(f.subject) + len(f.predicate) + len(f.object) + 30 for f in facts)
 
 
-def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
-    """Keep only the hits whose own evidence clears the cut (:mod:`crib_plugin.read.gate.evidence`)."""
+def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> Retrieval:
+    """``retrieval`` with only the hits whose own evidence clears the cut (:mod:`crib_plugin.read.gate.evidence`),
+    and the facts that bear on them."""
     gate = decision.vector_gate
     floor = None
     if gate is not None:
@@ -116,8 +115,6 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
     for ev in evidence:
         if not ev.kept:
             retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
-    retrieval.hits = kept
-    retrieval.evidence = (evidence, cut)
     # A fact bears on the prompt when an entry that stated it was kept, or the facts channel
     # matched it on two counts (its source passed that channel's floor); the others are noise.
     bearing = {h.entry.id for h in kept} | {
@@ -126,4 +123,4 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> None:
     for fact in retrieval.facts:
         if not bearing & set(fact.source_entry_ids):
             retrieval.notes.append((0, f"fact {fact.subject} → {fact.predicate} → {fact.object} dropped: no kept or strongly matched source"))
-    retrieval.facts = [f for f in retrieval.facts if bearing & set(f.source_entry_ids)]
+    return replace(retrieval, hits=kept, evidence=(evidence, cut), facts=[f for f in retrieval.facts if bearing & set(f.source_entry_ids)])

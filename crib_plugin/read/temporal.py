@@ -26,6 +26,7 @@ The supported time expressions are listed in :mod:`.timewords`, with the pattern
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Sequence
 
@@ -327,7 +328,7 @@ def corrections_first(memory: object, hits: list["Hit"], notes: list[tuple[int, 
 
 
 def adjust_hits(memory: object, retrieval: "Retrieval", *, now: str | datetime | None = None) -> "Retrieval":
-    """Apply the time boost, newer-first near-ties and corrections-first to ``retrieval.hits`` (in place).
+    """``retrieval`` with the time boost, newer-first near-ties and corrections-first applied to its hits.
 
     Every hit that moves or changes score gets a note in ``retrieval.notes`` for ``--explain``.
     """
@@ -344,5 +345,4 @@ def adjust_hits(memory: object, retrieval: "Retrieval", *, now: str | datetime |
     boost_time_range(hits, expression, notes)
     hits = newer_first_on_ties(hits, notes)
     hits = corrections_first(memory, hits, notes)
-    retrieval.hits = hits
-    return retrieval
+    return replace(retrieval, hits=hits)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.authorship import readable_entries
@@ -231,35 +232,37 @@ def _older(store: Any, other: int, created_at: str) -> bool:
     return entry is not None and entry.created_at <= created_at and entry.type not in EVENT_TYPES
 
 
-def attach_successors(memory: MemoryLike, retrieval: Retrieval) -> None:
-    """Never show a superseded entry alone: add its newest successor after it and mark it (in place)."""
+def attach_successors(memory: MemoryLike, retrieval: Retrieval) -> Retrieval:
+    """``retrieval`` with no superseded entry alone: its newest successor is added after it, and it is
+    marked superseded on a copy of its entry (the entry object is the earlier stages' too)."""
     hits = retrieval.hits
     if not hits:
-        return
+        return retrieval
     try:
         replaced = memory.store.superseded([h.entry.id for h in hits])
     except Exception:  # a store without migration 4 (a plugin store): nothing is marked
-        return
+        return retrieval
     if not replaced:
-        return
+        return retrieval
     kept = {h.entry.id for h in hits}
     out = []
     for hit in hits:
-        out.append(hit)
         if hit.entry.id not in replaced:
+            out.append(hit)
             continue
         found = readable_successor(memory, hit.entry.id, replaced[hit.entry.id])
         if found is None:  # every successor is another project's (CRIB_PROJECTS): current here
+            out.append(hit)
             continue
         newest, successor = found
-        hit.entry.superseded_by = newest
+        out.append(replace(hit, entry=replace(hit.entry, superseded_by=newest)))
         retrieval.notes.append((hit.entry.id, f"superseded by entry {newest}: shown with it, marked superseded"))
         if newest in kept:
             continue
         kept.add(newest)
         out.append(Hit(successor, hit.score, {}))
         retrieval.notes.append((newest, f"added: supersedes entry {hit.entry.id}, which was kept"))
-    retrieval.hits = out
+    return replace(retrieval, hits=out)
 
 
 def readable_successor(memory: MemoryLike, entry_id: int, first: int) -> tuple[int, Entry] | None:

@@ -84,25 +84,25 @@ def configured_judge(memory: "MemoryLike", retrieval: Retrieval) -> "Judge | Non
     return judge
 
 
-def apply_judge(memory: "MemoryLike", retrieval: Retrieval, pool: list[Hit], judge: "Judge", deadline: float) -> bool:
-    """Replace ``retrieval.hits`` (the offline block) by the judge's picks from the block and
-    ``pool`` (the candidates from before the gate), in that order, and keep only the facts one of
-    them stated. ``False`` (the offline block kept, a note added) when the judge fails or misses
-    ``deadline``."""
+def apply_judge(memory: "MemoryLike", retrieval: Retrieval, pool: list[Hit], judge: "Judge", deadline: float) -> Retrieval:
+    """``retrieval`` with its hits (the offline block) replaced by the judge's picks from the block and
+    ``pool`` (the candidates from before the gate), in that order, only the facts one of them stated
+    kept, and ``judged`` set. Unchanged but for a note (the offline block kept, ``judged`` not set)
+    when the judge fails or misses ``deadline``."""
     name = getattr(judge, "model", None) or type(judge).__name__
     block = {h.entry.id for h in retrieval.hits}
     pool = [*retrieval.hits, *(h for h in pool if h.entry.id not in block)]
     if not pool:
-        return True
+        return replace(retrieval, judged=True)
     if deadline <= 0:
         retrieval.notes.append((0, f"judge {name} not asked: no time left in the hook's budget; the offline block kept"))
-        return False
+        return retrieval
     candidates = [Candidate(h.entry.type, h.entry.content, cue_of(h.entry.metadata) or "", h.entry.created_at) for h in pool]
     try:
         picks = call_within(deadline, lambda: list(judge.pick(retrieval.query.text, candidates)), name="crib-judge")
     except Exception as exc:
         retrieval.notes.append((0, f"judge {name} failed open, the offline block kept: {type(exc).__name__}: {exc}"))
-        return False
+        return retrieval
     chosen = [pool[i] for i in sorted(set(picks)) if 0 <= i < len(pool)]
     kept = {h.entry.id for h in chosen}
     for hit in retrieval.hits:
@@ -114,6 +114,4 @@ def apply_judge(memory: "MemoryLike", retrieval: Retrieval, pool: list[Hit], jud
     for hit in chosen:
         retrieval.notes.append((hit.entry.id, f"picked by judge {name}" + ("" if hit.entry.id in block else " (the offline cut had left it out)")))
     retrieval.notes.append((0, f"judge {name} picked {len(chosen)} of {len(pool)} candidates"))
-    retrieval.hits = chosen
-    retrieval.facts = [f for f in retrieval.facts if kept & set(f.source_entry_ids)]
-    return True
+    return replace(retrieval, hits=chosen, facts=[f for f in retrieval.facts if kept & set(f.source_entry_ids)], judged=True)

@@ -23,7 +23,7 @@ Measured (``crib eval``, ``crib eval-noanswer``): see the README's Benchmarks se
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ...core.authorship import readable_entries
@@ -247,18 +247,16 @@ def selective_window(memory: "MemoryLike", span: tuple[str, str]) -> bool:
     return memory.store.count_entries_between(*span) <= max(WINDOW_MIN, WINDOW_SHARE * total)
 
 
-def close_if_irrelevant(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
-    """Apply the gate to a retrieval in place: when shut, its hits and facts are dropped."""
+def close_if_irrelevant(memory: "MemoryLike", retrieval: Retrieval) -> Retrieval:
+    """``retrieval`` with the gate applied (its ``gate`` the decision): when shut, no hits and no facts."""
     decision = decide(memory, retrieval)
     if decision.open and decision.window:
         _add_window_hits(memory, retrieval, decision.window)
-    if not decision.open:
-        for hit in retrieval.hits:
-            retrieval.dropped.append((hit.entry.id, f"relevance gate shut ({decision.reason})"))
-        retrieval.hits = []
-        retrieval.facts = []
-    retrieval.gate = decision
-    return decision
+    if decision.open:
+        return replace(retrieval, gate=decision)
+    for hit in retrieval.hits:
+        retrieval.dropped.append((hit.entry.id, f"relevance gate shut ({decision.reason})"))
+    return replace(retrieval, hits=[], facts=[], gate=decision)
 
 
 
