@@ -81,10 +81,10 @@ def features(memory: Any, retrieval: Any) -> dict[str, float]:
 
 def _close(memory: Any, retrieval: Any) -> Any:
     LAST["features"] = features(memory, retrieval)
-    decision = _original_close(memory, retrieval)
-    LAST["open"] = decision.open
-    LAST["reason"] = decision.reason
-    return decision
+    gated = _original_close(memory, retrieval)  # the retrieval with the gate applied; its decision on .gate
+    LAST["open"] = gated.gate.open
+    LAST["reason"] = gated.gate.reason
+    return gated
 
 
 def _maybe(memory: Any, retrieval: Any) -> int | None:
@@ -148,8 +148,7 @@ def locomo_questions(cache: Path, out: list[dict[str, Any]]) -> dict[str, Path]:
             available = [c for c in ("facts", "fts", "vector") if c in memory.registry.channels]
             for q in conv.questions:
                 query = prepare(q.question)
-                base = Retrieval(query=query)
-                base.channels = [run_channel(memory, name, query, CANDIDATES) for name in available]
+                base = Retrieval(query=query, channels=[run_channel(memory, name, query, CANDIDATES) for name in available])
                 fused = fused_stage(memory, replace(base, channels=list(base.channels)))
 
                 def one(fused: Any = fused) -> Any:
