@@ -103,6 +103,13 @@ def page(browser: Any, site: dict[str, Any]) -> Iterator[Any]:
     context.close()
 
 
+def _submit(tab: Any, button: str) -> None:
+    """Click a button that submits a form, and wait until the page it leads to has loaded: a bare click
+    can return before the new page's rows are parsed, and reading them then finds none."""
+    with tab.expect_navigation(wait_until="load"):
+        tab.click(button)
+
+
 def _no_script_ran(tab: Any) -> None:
     assert tab.evaluate("window.pwned === undefined")
     assert tab.evaluate("document.scripts.length") == 0
@@ -112,7 +119,7 @@ def _no_script_ran(tab: Any) -> None:
 def test_open_search_and_read_a_memory_with_its_history_and_facts(page: Any) -> None:
     assert page.url.endswith("/") and "token" not in page.url  # the token became a cookie
     page.fill("#search", "invoice PDF rendering")
-    page.click("#search-form button")
+    _submit(page, "#search-form button")
     hits = page.locator("#results tr.hit")
     found = [hits.nth(i).inner_text() for i in range(hits.count())]
     assert any("WeasyPrint" in row for row in found[:3]), found  # crib's ranking, with each hit's channels
@@ -127,12 +134,12 @@ def test_open_search_and_read_a_memory_with_its_history_and_facts(page: Any) -> 
 
 def test_forget_after_confirming(page: Any, site: dict[str, Any]) -> None:
     page.goto(site["base"] + "/memory/project/7")
-    page.click("#forget-form button")
+    _submit(page, "#forget-form button")
     assert "confirm: forget memory 7" in page.inner_text("h1")
     page.goto(site["base"] + "/memory/project/7")
     assert "staging cluster" in page.inner_text("#content")  # not confirmed: still there
-    page.click("#forget-form button")
-    page.click("#confirm")
+    _submit(page, "#forget-form button")
+    _submit(page, "#confirm")
     assert page.url.startswith(site["base"] + "/?scope=project")
     assert "staging cluster" not in page.inner_text("#results")
     assert page.goto(site["base"] + "/memory/project/7").status == 404
@@ -166,7 +173,7 @@ def test_hostile_cases(browser: Any, page: Any, site: dict[str, Any]) -> None:
     evil = _serve_hostile_page(site["base"] + "/memory/project/5/forget", csrf)
     try:
         page.goto(evil.url)  # the same browser, logged in: a local page of another origin posts the form
-        page.wait_for_load_state()
+        page.wait_for_url(re.compile(r"/forget$"), wait_until="load")  # its script's POST, answered
         assert "cross-origin request refused" in page.inner_text("body")
     finally:
         evil.stop()
