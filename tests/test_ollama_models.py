@@ -119,7 +119,7 @@ def test_default_timeouts_are_short_on_the_hook_path() -> None:
 
 
 def test_probe_reachable(fake_ollama: FakeOllama) -> None:
-    info = probe_ollama(fake_ollama.host)
+    info = probe_ollama(fake_ollama.host, timeout=5)
     assert info["reachable"] is True
     assert info["error"] is None
     assert info["version"] == FAKE_VERSION
@@ -131,9 +131,11 @@ def test_probe_reachable(fake_ollama: FakeOllama) -> None:
 
 def test_probe_reads_env_and_is_cache_free(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host.replace("http://", ""))
-    assert probe_ollama()["reachable"]
+    # the host comes from the environment; a longer timeout than the hooks' 0.5 s, so a loaded
+    # machine (the whole suite on two cores) cannot turn a slow answer into "unreachable"
+    assert probe_ollama(timeout=5)["reachable"]
     fake_ollama.remove_model("gemma3:1b")
-    assert "gemma3:1b" not in probe_ollama()["models"]
+    assert "gemma3:1b" not in probe_ollama(timeout=5)["models"]
     assert len(fake_ollama.requests_to("/api/tags")) == 2
 
 
@@ -169,7 +171,7 @@ def test_probe_timeout(fake_ollama: FakeOllama) -> None:
 
 def test_probe_http_error_and_garbage(fake_ollama: FakeOllama) -> None:
     fake_ollama.fail(500, path="/api/tags")
-    info = probe_ollama(fake_ollama.host)
+    info = probe_ollama(fake_ollama.host, timeout=5)
     assert info["reachable"] is False and "500" in info["error"]
     fake_ollama.reset()
     fake_ollama.malformed(path="/api/tags")

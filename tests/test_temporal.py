@@ -1,4 +1,4 @@
-"""Time expressions in prompts, the in-range boost, newer-first near-ties and corrections first."""
+"""Time expressions in prompts, the in-range boost, newer-first near-ties and successors first."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -147,34 +148,52 @@ def test_correction_outranks_what_it_corrects_and_both_are_kept(memory) -> None:
         "type=correction The staging database now runs PostgreSQL 16 on port 5434.", created_at="2023-03-10T10:00:00Z"
     )
     memory.write("Lunch orders go in the kitchen channel.", created_at="2023-02-10T10:00:00Z")
+    assert memory.store.superseded([old]) == {old: fix}  # the write path linked them
     retrieval = memory.select(memory.recall("staging database PostgreSQL port 5433"))
     ids = [h.entry.id for h in retrieval.hits]
     assert old in ids and fix in ids
     assert ids.index(fix) < ids.index(old)
-    assert any(entry_id == fix and "corrects" in note for entry_id, note in retrieval.notes)
-    text = explain_text(retrieval)
-    assert f"correction moved above entry {old}" in text
+    assert f"moved above entry {old}, which it supersedes" in explain_text(retrieval)
 
 
-def test_correction_does_not_jump_unrelated_or_newer_hits() -> None:
-    retrieval = Retrieval(query=Query(text="x"))
-    newer = _hit(1, 1.0, "2023-06-01T00:00:00Z", content="staging database port 5434 confirmed")
-    unrelated = _hit(2, 0.9, "2023-01-01T00:00:00Z", content="lunch menu for friday")
-    fix = _hit(3, 0.5, "2023-03-01T00:00:00Z", type="correction", content="staging database port is 5434")
-    retrieval = dataclasses.replace(retrieval, hits=[newer, unrelated, fix])
-    retrieval = adjust_hits(None, retrieval)
-    assert [h.entry.id for h in retrieval.hits] == [1, 2, 3]
+class _Links:
+    """A store that knows only supersession links (old id → the id that superseded it)."""
+
+    def __init__(self, links: dict[int, int]) -> None:
+        self.links = links
+
+    def superseded(self, ids: list[int]) -> dict[int, int]:
+        return {i: self.links[i] for i in ids if i in self.links}
 
 
-def test_correction_moves_above_older_related_hit() -> None:
-    retrieval = Retrieval(query=Query(text="x"))
+def _adjusted(hits: list[Hit], links: dict[int, int]) -> list[Hit]:
+    memory = SimpleNamespace(store=_Links(links))
+    return adjust_hits(memory, dataclasses.replace(Retrieval(query=Query(text="x")), hits=hits)).hits
+
+
+def test_a_successor_moves_above_what_it_supersedes_and_keeps_the_order_monotone() -> None:
     old = _hit(1, 1.0, "2023-01-01T00:00:00Z", content="staging database port is 5433")
     other = _hit(2, 0.9, "2023-01-05T00:00:00Z", content="lunch menu for friday")
-    fix = _hit(3, 0.5, "2023-03-01T00:00:00Z", type="correction", content="correction: the staging database port is 5434")
-    retrieval = dataclasses.replace(retrieval, hits=[old, other, fix])
-    retrieval = adjust_hits(None, retrieval)
-    assert [h.entry.id for h in retrieval.hits] == [3, 1, 2]
-    assert [h.score for h in retrieval.hits] == sorted((h.score for h in retrieval.hits), reverse=True)
+    fix = _hit(3, 0.5, "2023-03-01T00:00:00Z", type="correction", content="the staging database port is 5434")
+    hits = _adjusted([old, other, fix], {1: 3})
+    assert [h.entry.id for h in hits] == [3, 1, 2]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert fix.score == 0.5  # moved on a copy: the fused stage's hit is unchanged
+
+
+def test_a_chain_is_followed_past_a_link_that_is_not_a_hit() -> None:
+    old, newest = _hit(1, 1.0, "2023-01-01T00:00:00Z"), _hit(3, 0.4, "2023-05-01T00:00:00Z", type="correction")
+    assert [h.entry.id for h in _adjusted([old, newest], {1: 2, 2: 3})] == [3, 1]
+
+
+def test_a_correction_without_a_link_stays_where_fusion_put_it() -> None:
+    """Sharing words is not superseding: on the coding set a word rule lifted four corrections above
+    unrelated memories of their project on dozens of prompts."""
+    older = _hit(1, 1.0, "2023-01-01T00:00:00Z", content="logsift grep reads the config file")
+    fix = _hit(2, 0.5, "2023-03-01T00:00:00Z", type="correction", content="logsift tail polls the config file on NFS")
+    assert [h.entry.id for h in _adjusted([older, fix], {})] == [1, 2]
+    ahead = _hit(4, 1.0, "2023-06-01T00:00:00Z", type="correction")
+    assert [h.entry.id for h in _adjusted([ahead, _hit(3, 0.5, "2023-03-01T00:00:00Z")], {3: 4})] == [4, 3]  # already above
 
 
 # -- lazy patterns and the pre-check ---------------------------------------------------------------

@@ -144,7 +144,7 @@ def fused_stage(memory: "MemoryLike", found: Retrieval, *, only: Sequence[str] |
     fused = fuse(results, weights=memory.channel_weights())
     entries = readable_entries(memory.store, [f.entry_id for f in fused], memory.settings.projects)
     hits = [Hit(entries[f.entry_id], f.score, f.channels, f.evidence) for f in fused if f.entry_id in entries]
-    retrieval = adjust_hits(memory, replace(retrieval, hits=hits))  # time range boost, newer first on near-ties, corrections first
+    retrieval = adjust_hits(memory, replace(retrieval, hits=hits))  # time range boost, newer first on near-ties, successors first
     facts: dict[int, Fact] = {}
     for result in results:
         for fact in result.facts:

@@ -15,10 +15,13 @@ Two things live here, both deterministic and explained per hit in ``--explain``:
    * **newer first on near-ties** — hits whose fused scores are within :data:`TIE_TOLERANCE` of the
      best of their group are ordered newest first (a later memory usually supersedes an earlier
      one on the same topic; when the channels cannot tell them apart, time can).
-   * **a correction outranks what it corrects** — when a ``correction`` entry and an older entry
-     are both hits and share enough content (≥ :data:`CORRECTION_SHARED_WORDS` content words, or a
-     fact with the same subject and predicate), the correction moves directly above it. The older
-     entry is *not* dropped: the agent sees both, dated, and can tell what changed.
+   * **a successor outranks what it supersedes** — when an entry and a later one that superseded it
+     (a correction, ``crib correct``, an agent's rewrite: the store's own ``superseded_by`` link, its
+     chain followed) are both hits, the successor moves directly above it. The older entry is *not*
+     dropped: the agent sees both, dated, and can tell what changed. Only the store's link counts:
+     an older rule moved any ``correction`` above an older hit sharing two content words, which on
+     the coding set lifted four corrections above unrelated memories of their project on dozens of
+     prompts (raw R@5 on its test split 71.9 with it, 77.6 without; docs/benchmarks.md).
 
 The supported time expressions are listed in :mod:`.timewords`, with the patterns that match them.
 """
@@ -28,12 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import fixed_now
-from ..core.limits import MAX_SCAN_CHARS
 from ..core.timeutil import ISO_FORMAT, parse_iso
-from ..store.facts import facts_for_entries
 from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests name these from here)
     ABSOLUTE,
     EARLIEST,
@@ -50,11 +51,9 @@ from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests na
     shift,
     time_patterns,
 )
-from ..text.words import content_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
-    from ..store.base import Store
 
 __all__ = [
     "TimeExpression",
@@ -63,7 +62,6 @@ __all__ = [
     "adjust_hits",
     "TIME_BOOST",
     "TIE_TOLERANCE",
-    "CORRECTION_SHARED_WORDS",
 ]
 
 TIME_BOOST = 2.0
@@ -76,10 +74,6 @@ the strongest setting that remains a boost: fused scores are strength-gated, so 
 
 TIE_TOLERANCE = 0.02
 """Hits whose fused score is within 2% of their group's best are a near-tie: newest first."""
-
-CORRECTION_SHARED_WORDS = 2
-"""Content words (stemmed) a correction must share with an older hit to be taken as correcting it."""
-
 
 _DIGIT = re.compile(r"\d")  # any Unicode decimal digit, as \d in the anchors
 _LETTERS = re.compile(r"[a-z]+")
@@ -231,19 +225,6 @@ def parse_time_range(text: str, now: str | datetime | None = None) -> tuple[str,
 # -- adjustments after fusion ----------------------------------------------------------------------
 
 
-def _fact_keys(store: Store, entry_ids: Sequence[int]) -> dict[int, set[tuple[str, str]]]:
-    """``(subject, predicate)`` of every fact (current or superseded) each entry stated."""
-    keys: dict[int, set[tuple[str, str]]] = {i: set() for i in entry_ids}
-    try:
-        for fact in facts_for_entries(store, list(entry_ids)):
-            for source in fact.source_entry_ids:
-                if source in keys:
-                    keys[source].add((fact.subject.lower(), fact.predicate))
-    except Exception:  # facts are a refinement; a store without them still has the word test
-        pass
-    return keys
-
-
 def boost_time_range(hits: list["Hit"], expression: TimeExpression | None, notes: list[tuple[int, str]]) -> None:
     """Multiply the score of every hit written inside ``expression``'s range by :data:`TIME_BOOST`."""
     if expression is None:
@@ -289,46 +270,60 @@ def newer_first_on_ties(hits: list["Hit"], notes: list[tuple[int, str]], toleran
     return out
 
 
-def corrections_first(memory: object, hits: list["Hit"], notes: list[tuple[int, str]]) -> list["Hit"]:
-    """Move each ``correction`` hit directly above the best-ranked older hit it corrects (both kept)."""
-    corrections = [h for h in hits if h.entry.type == "correction"]
-    if not corrections:
+def successors_first(memory: object, hits: list["Hit"], notes: list[tuple[int, str]]) -> list["Hit"]:
+    """Move each hit that supersedes an earlier hit (the store's ``superseded_by`` chain, at most
+    :data:`MAX_CHAIN` links) directly above the best-ranked one it supersedes; both are kept, and
+    the successor takes that hit's score and evidence where they were higher (the order stays
+    monotone in score)."""
+    superseded = getattr(getattr(memory, "store", None), "superseded", None)
+    if superseded is None or len(hits) < 2:
         return hits
-    store = getattr(memory, "store", None)
-    ids = [h.entry.id for h in hits]
-    facts = _fact_keys(store, ids) if store is not None else {i: set() for i in ids}
-    words: dict[int, dict[str, str]] = {}
-
-    def content(hit: "Hit") -> dict[str, str]:
-        if hit.entry.id not in words:
-            words[hit.entry.id] = content_words(hit.entry.content[:MAX_SCAN_CHARS])
-        return words[hit.entry.id]
-
+    try:
+        links = superseded([h.entry.id for h in hits])
+    except Exception:  # a store without migration 4 (a plugin store): nothing moves
+        return hits
+    if not links:
+        return hits
     out = list(hits)
-    for correction in corrections:  # best-ranked correction first, so it ends up on top
-        position = out.index(correction)
-        for target_index, other in enumerate(out[:position]):
-            if other.entry.created_at > correction.entry.created_at or (
-                other.entry.created_at == correction.entry.created_at and other.entry.id > correction.entry.id
-            ):
-                continue  # only what was written before the correction can be corrected by it
-            shared = sorted(content(correction)[stem] for stem in content(correction).keys() & content(other).keys())
-            same_fact = facts.get(correction.entry.id, set()) & facts.get(other.entry.id, set())
-            if len(shared) < CORRECTION_SHARED_WORDS and not same_fact:
-                continue
-            out.pop(position)
-            out.insert(target_index, correction)
-            correction.score = max(correction.score, other.score)
-            if correction.evidence is not None and other.evidence is not None:
-                correction.evidence = max(correction.evidence, other.evidence)
-            why = f"fact {sorted(same_fact)[0][0]} {sorted(same_fact)[0][1]}" if same_fact else f"shares {', '.join(shared[:4])}"
-            notes.append((correction.entry.id, f"correction moved above entry {other.entry.id} it corrects ({why}); both kept"))
-            break
+    position = {h.entry.id: i for i, h in enumerate(out)}
+    for old in hits:
+        successor = _successor_among(superseded, links, old.entry.id, position)
+        if successor is None:
+            continue
+        ids = [h.entry.id for h in out]
+        at, target = ids.index(successor), ids.index(old.entry.id)
+        if at < target:
+            continue
+        moved = out.pop(at)
+        above = out[target]
+        evidence = moved.evidence
+        if evidence is not None and above.evidence is not None:
+            evidence = max(evidence, above.evidence)
+        out.insert(target, replace(moved, score=max(moved.score, above.score), evidence=evidence))
+        notes.append((successor, f"moved above entry {old.entry.id}, which it supersedes; both kept"))
     return out
 
 
+MAX_CHAIN = 16
+"""Links of a supersession chain followed to find a successor among the hits."""
+
+
+def _successor_among(superseded: Any, links: dict[int, int], entry_id: int, position: dict[int, int]) -> int | None:
+    """The first successor of ``entry_id`` along its chain that is among the hits, or ``None``."""
+    current, seen = links.get(entry_id), {entry_id}
+    while current is not None and current not in seen and len(seen) <= MAX_CHAIN:
+        if current in position:
+            return current
+        seen.add(current)
+        try:
+            current = superseded([current]).get(current)
+        except Exception:
+            return None
+    return None
+
+
 def adjust_hits(memory: object, retrieval: "Retrieval", *, now: str | datetime | None = None) -> "Retrieval":
-    """``retrieval`` with the time boost, newer-first near-ties and corrections-first applied to its hits.
+    """``retrieval`` with the time boost, newer-first near-ties and successors-first applied to its hits.
 
     Every hit that moves or changes score gets a note in ``retrieval.notes`` for ``--explain``.
     """
@@ -344,5 +339,5 @@ def adjust_hits(memory: object, retrieval: "Retrieval", *, now: str | datetime |
             expression = TimeExpression(start, end, f"{start[:10]} – {end[:10]}")
     boost_time_range(hits, expression, notes)
     hits = newer_first_on_ties(hits, notes)
-    hits = corrections_first(memory, hits, notes)
+    hits = successors_first(memory, hits, notes)
     return replace(retrieval, hits=hits)
