@@ -51,6 +51,7 @@ from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests na
     shift,
     time_patterns,
 )
+from ..write.supersede import MAX_CHAIN  # the write path's bound on a supersession chain
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
@@ -272,7 +273,7 @@ def newer_first_on_ties(hits: list["Hit"], notes: list[tuple[int, str]], toleran
 
 def successors_first(memory: object, hits: list["Hit"], notes: list[tuple[int, str]]) -> list["Hit"]:
     """Move each hit that supersedes an earlier hit (the store's ``superseded_by`` chain, at most
-    :data:`MAX_CHAIN` links) directly above the best-ranked one it supersedes; both are kept, and
+    :data:`~crib_plugin.write.supersede.MAX_CHAIN` links) directly above the best-ranked one it supersedes; both are kept, and
     the successor takes that hit's score and evidence where they were higher (the order stays
     monotone in score)."""
     superseded = getattr(getattr(memory, "store", None), "superseded", None)
@@ -302,10 +303,6 @@ def successors_first(memory: object, hits: list["Hit"], notes: list[tuple[int, s
         out.insert(target, replace(moved, score=max(moved.score, above.score), evidence=evidence))
         notes.append((successor, f"moved above entry {old.entry.id}, which it supersedes; both kept"))
     return out
-
-
-MAX_CHAIN = 16
-"""Links of a supersession chain followed to find a successor among the hits."""
 
 
 def _successor_among(superseded: Any, links: dict[int, int], entry_id: int, position: dict[int, int]) -> int | None:
