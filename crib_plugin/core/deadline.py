@@ -166,9 +166,10 @@ def disarm() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _write_whole(stdout: IO[str], line: str) -> None:
+def write_whole(stdout: IO[str], line: str) -> None:
     """``line`` and a newline to ``stdout``, with ``SIGALRM`` held back until it is written: an
-    answer is printed whole or not at all."""
+    answer is printed whole or not at all. A closed or broken stdout is not an error (a hook fails
+    open: the host shows its own text)."""
     blocked = hasattr(signal, "pthread_sigmask")
     if blocked:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
@@ -230,7 +231,7 @@ def run_in_child(
     message = next((m for m in messages if isinstance(m.get("line"), str)), None)
     if message is None:
         return 0
-    _write_whole(stdout, message["line"])
+    write_whole(stdout, message["line"])
     try:
         commit(message.get("record"))
     except Exception:  # noqa: BLE001, S110 - the answer is still right; at worst it is repeated later

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.config import cache_dir
+from ..core.deadline import write_whole
 from ..core.faillog import log_failure
 from ..core.stale_files import prune_older_than
 from ..text.scrub import Scrubber, scrub_text
@@ -156,9 +157,5 @@ def run_message_display(stdin: IO[str], stdout: IO[str]) -> int:
 
         log_failure("hook message-display", exc)
         return 0
-    try:
-        stdout.write(text + "\n")
-        stdout.flush()
-    except (OSError, ValueError):
-        pass
+    write_whole(stdout, text)
     return 0

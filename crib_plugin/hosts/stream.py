@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.deadline import write_whole
+
 AFTER_MODEL = "after-model"
 TEXT_COMPLETE = "text-complete"
 MAX_SCRUB_CHARS = 200_000
@@ -160,9 +162,5 @@ def run_stream_hook(event: str, host: str, stdin: IO[str], stdout: IO[str]) -> i
 
         log_failure(f"hook {event} ({host})", exc)
         return 0
-    try:
-        stdout.write(text + "\n")
-        stdout.flush()
-    except (OSError, ValueError):
-        pass
+    write_whole(stdout, text)
     return 0
