@@ -258,3 +258,22 @@ def test_when_the_gate_opened_on_other_evidence_the_hit_with_the_most_evidence_s
     kept, evidence, _cut = cut_entries(memory, retrieval, gate=None, floor=None)
     assert [h.entry.id for h in kept] == [ids[2]]
     assert "best hit" in next(ev.reason for ev in evidence if ev.entry_id == ids[2])
+
+
+def test_a_fact_is_shown_only_when_an_entry_shown_in_full_stated_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A match of the facts channel alone opens the gate but does not put its facts in the block: on
+    conversational stores those were extractor noise ("project → evening → …") costing tokens."""
+    from types import SimpleNamespace
+
+    from crib_plugin.core.records import ChannelHit, ChannelResult, Fact, Query, Retrieval
+    from crib_plugin.read import selection
+
+    shown, matched = _hit(1, 1.0, 1.0), _hit(2, 0.9, 0.9)
+    monkeypatch.setattr(selection, "cut_entries", lambda memory, retrieval, **kw: ([shown], [], None))
+    facts = [Fact(1, "billing service", "uses", "PostgreSQL", "2026-02-01", source_entry_ids=[1]),
+             Fact(2, "project", "evening", "dinner at the lodge", "2026-02-01", source_entry_ids=[2])]
+    channel = ChannelResult(channel="facts", hits=[ChannelHit(2, 1, 3.0, "facts", passed_floor=True)], facts=facts)
+    given = Retrieval(query=Query(text="x"), channels=[channel], hits=[shown, matched], facts=facts)
+    out = selection.cut_per_entry(SimpleNamespace(), given, SimpleNamespace(vector_gate=None, time_only=False, distinctive={}))
+    assert [f.id for f in out.facts] == [1]
+    assert any("no entry shown stated it" in note for _, note in out.notes)

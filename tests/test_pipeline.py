@@ -87,21 +87,28 @@ def test_each_stage_returns_a_new_value_and_leaves_its_input_alone(memory: Any) 
     from crib_plugin.read import recall, selection
 
     for text in ("Chose SQLite for storage: zero dependencies.", "The billing job retries three times.",
-                 "Deploys go through ArgoCD.", "Chose uv over pip for installs."):
+                 "Deploys go through ArgoCD.", "Chose uv over pip for installs.",
+                 "Chose PostgreSQL as the database for the team's shared storage."):
         memory.write(f"type=decision {text}")
-    query = recall.query_stage("which database did we choose for storage?")
-    values = [query]
-    values.append(recall.candidates_stage(memory, values[-1]))
-    values.append(recall.fused_stage(memory, values[-1]))
-    values.append(selection.gated_stage(memory, values[-1]))
-    values.append(selection.selected_stage(memory, values[-1], budget=2000, max_items=1))
-    taken = [snapshot(v) for v in values]
-    values.append(selection.pointers_stage(memory, values[2], values[-1], budget=2000))
+    values: list[Any] = []
+    taken: list[tuple[Any, ...]] = []  # each value as its stage returned it, before any later stage ran
+
+    def step(value: Any) -> None:
+        values.append(value)
+        taken.append(snapshot(value))
+
+    step(recall.query_stage("which database did we choose for storage?"))
+    step(recall.candidates_stage(memory, values[-1]))
+    step(recall.fused_stage(memory, values[-1]))
+    step(selection.gated_stage(memory, values[-1]))
+    step(selection.selected_stage(memory, values[-1], budget=2000, max_items=1))
+    step(selection.pointers_stage(memory, values[2], values[-1], budget=2000))
+    taken = taken[:5]
     block, shown = render_within(memory, values[-1], "memory.md.j2", 120)
     assert len({id(v) for v in values}) == len(values)  # every stage a new value
     assert [snapshot(v) for v in values[:5]] == taken  # none changed the one it was given
     assert values[2].hits and values[4].hits and values[5].pointers  # the cut and the pointers did something
-    assert len(values[5].hits) == 1 and len(values[2].hits) > 1  # max_items cut the selected stage's copy only
+    assert len(values[5].hits) == 1 and len(values[3].hits) > 1  # max_items cut the selected stage's copy only
     assert shown is not values[5] and len(block) <= 120  # the cap dropped what did not fit from its own copy
     # and the pipeline, run whole, gives what the stages give one by one
     whole = pipeline.select(memory, pipeline.recall(memory, "which database did we choose for storage?"), budget=2000, max_items=1)
