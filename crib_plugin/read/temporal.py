@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.config import fixed_now
 from ..core.timeutil import ISO_FORMAT, parse_iso
@@ -51,7 +51,7 @@ from ..text.timewords import (  # noqa: F401  (re-exported: callers and tests na
     shift,
     time_patterns,
 )
-from ..write.supersede import MAX_CHAIN  # the write path's bound on a supersession chain
+from ..write.supersede import successor_chain  # the write path's walk along a supersession chain
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.records import Hit, Retrieval
@@ -272,51 +272,38 @@ def newer_first_on_ties(hits: list["Hit"], notes: list[tuple[int, str]], toleran
 
 
 def successors_first(memory: object, hits: list["Hit"], notes: list[tuple[int, str]]) -> list["Hit"]:
-    """Move each hit that supersedes an earlier hit (the store's ``superseded_by`` chain, at most
-    :data:`~crib_plugin.write.supersede.MAX_CHAIN` links) directly above the best-ranked one it supersedes; both are kept, and
-    the successor takes that hit's score and evidence where they were higher (the order stays
-    monotone in score)."""
-    superseded = getattr(getattr(memory, "store", None), "superseded", None)
-    if superseded is None or len(hits) < 2:
+    """Move each hit that supersedes an earlier hit (its first successor among the hits along the
+    store's ``superseded_by`` chain, :func:`~crib_plugin.write.supersede.successor_chain`) directly
+    above the best-ranked one it supersedes; both are kept, and the successor takes that hit's score
+    and evidence where they were higher (the order stays monotone in score)."""
+    store = getattr(memory, "store", None)
+    if store is None or not hasattr(store, "superseded") or len(hits) < 2:
         return hits
     try:
-        links = superseded([h.entry.id for h in hits])
+        links = store.superseded([h.entry.id for h in hits])
     except Exception:  # a store without migration 4 (a plugin store): nothing moves
         return hits
-    if not links:
-        return hits
     out = list(hits)
-    position = {h.entry.id: i for i, h in enumerate(out)}
+    among = {h.entry.id for h in hits}
     for old in hits:
-        successor = _successor_among(superseded, links, old.entry.id, position)
-        if successor is None:
+        if old.entry.id not in links:
             continue
+        try:
+            chain = successor_chain(store, old.entry.id, links[old.entry.id])
+        except Exception:  # a damaged store: this hit stays where fusion put it
+            continue
+        successor = next((i for i in chain if i in among), None)
         ids = [h.entry.id for h in out]
-        at, target = ids.index(successor), ids.index(old.entry.id)
-        if at < target:
+        if successor is None or ids.index(successor) < ids.index(old.entry.id):
             continue
-        moved = out.pop(at)
-        above = out[target]
+        at, target = ids.index(successor), ids.index(old.entry.id)
+        moved, above = out.pop(at), out[target]
         evidence = moved.evidence
         if evidence is not None and above.evidence is not None:
             evidence = max(evidence, above.evidence)
         out.insert(target, replace(moved, score=max(moved.score, above.score), evidence=evidence))
         notes.append((successor, f"moved above entry {old.entry.id}, which it supersedes; both kept"))
     return out
-
-
-def _successor_among(superseded: Any, links: dict[int, int], entry_id: int, position: dict[int, int]) -> int | None:
-    """The first successor of ``entry_id`` along its chain that is among the hits, or ``None``."""
-    current, seen = links.get(entry_id), {entry_id}
-    while current is not None and current not in seen and len(seen) <= MAX_CHAIN:
-        if current in position:
-            return current
-        seen.add(current)
-        try:
-            current = superseded([current]).get(current)
-        except Exception:
-            return None
-    return None
 
 
 def adjust_hits(memory: object, retrieval: "Retrieval", *, now: str | datetime | None = None) -> "Retrieval":

@@ -270,11 +270,7 @@ def readable_successor(memory: MemoryLike, entry_id: int, first: int) -> tuple[i
     ``entry_id → first → …`` walked to its end, less the entries ``CRIB_PROJECTS`` hides (on a
     shared store, another project's correction of this project's memory is that project's
     business: it is neither shown nor makes the memory read as superseded here)."""
-    chain: list[int] = []
-    current: int | None = first
-    while current is not None and current not in chain and current != entry_id and len(chain) < MAX_CHAIN:
-        chain.append(current)
-        current = memory.store.superseded([current]).get(current)
+    chain = successor_chain(memory.store, entry_id, first)
     entries = readable_entries(memory.store, chain, memory.settings.projects)
     for successor_id in reversed(chain):
         if successor_id in entries:
@@ -285,3 +281,14 @@ def readable_successor(memory: MemoryLike, entry_id: int, first: int) -> tuple[i
 MAX_CHAIN = 64
 """Successors walked at most (a chain is a handful of corrections; a cycle or a runaway chain in a
 damaged store stops here)."""
+
+
+def successor_chain(store: Any, entry_id: int, first: int) -> list[int]:
+    """The successors of ``entry_id``, oldest first: ``first`` (the entry that superseded it), the one
+    that superseded ``first``, and so on, at most :data:`MAX_CHAIN` of them and none twice."""
+    chain: list[int] = []
+    current: int | None = first
+    while current is not None and current not in chain and current != entry_id and len(chain) < MAX_CHAIN:
+        chain.append(current)
+        current = store.superseded([current]).get(current)
+    return chain
