@@ -113,6 +113,7 @@ def test_newer_first_only_on_near_ties() -> None:
     assert [h.entry.id for h in ordered] == [2, 1, 3]
     assert [h.score for h in ordered] == sorted((h.score for h in ordered), reverse=True)
     assert notes and notes[0][0] == 2 and "newer first" in notes[0][1]
+    assert (old.score, new.score, far.score) == (1.0, 0.99, 0.80)  # the hits it was given are not rescored
 
 
 def test_equal_times_keep_fused_order() -> None:

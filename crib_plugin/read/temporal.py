@@ -259,15 +259,23 @@ def newer_first_on_ties(hits: list["Hit"], notes: list[tuple[int, str]], toleran
         if len(group) > 1:
             by_time = sorted(group, key=lambda h: h.entry.created_at, reverse=True)  # stable for equal times
             if by_time != group:
-                best_below = 0.0
-                for hit in reversed(by_time):  # suffix maximum: non-increasing scores
-                    best_below = max(best_below, hit.score)
-                    hit.score = best_below
                 for position, hit in enumerate(by_time):
                     if group.index(hit) > position:
                         notes.append((hit.entry.id, f"near-tie (within {tolerance:.0%}) with older hits: newer first"))
-            group = by_time
+                group = _non_increasing(by_time)
         out.extend(group)
+    return out
+
+
+def _non_increasing(hits: list["Hit"]) -> list["Hit"]:
+    """``hits`` in their order, each one below a higher score given that score (a suffix maximum:
+    scores stay non-increasing), as new hits: the hits the fused stage was given stay as they were."""
+    out: list[Hit] = []
+    best_below = 0.0
+    for hit in reversed(hits):
+        best_below = max(best_below, hit.score)
+        out.append(hit if hit.score == best_below else replace(hit, score=best_below))
+    out.reverse()
     return out
 
 
