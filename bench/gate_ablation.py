@@ -27,7 +27,6 @@ VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
     "base": [],
     "no_standout": [(rel, "STANDOUT_STORE", 0)],
     "no_type_named": [(rel, "TYPE_WORDS", {})],
-    "no_agree": [(rel, "AGREE_COVERAGE", 9.0)],
     "no_facts": [(rel, "facts_bear", lambda *a, **k: False)],
     "no_crowd": [(spec, "CROWD_MARGIN", 9.0)],
     "no_window": [(rel, "_in_window", lambda *a, **k: [])],

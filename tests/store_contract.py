@@ -213,6 +213,28 @@ class StoreContract:
             assert [i for i, _ in store.fts_search(query, 10)] == [cafe], query
         assert store.term_document_frequency("cafe") == 1
 
+    def test_recall_cues_are_a_word_index_of_their_own(self, store: Store) -> None:
+        """An entry's cue (metadata ``when``) is found by its words, best first, and follows the
+        entry: set after the fact, replaced, forgotten. The entries' own word index and document
+        frequencies never see it (the relevance gate's statistics stay those of what memories say)."""
+        cued = add(store, "The user's package manager is uv.", when="installing a Python package; running pytest")
+        plain = add(store, "Deploys go out on Tuesdays.")
+        later = add(store, "Billing emails are sent by Postmark.")
+        assert [i for i, _ in store.cue_search("installing OR package", 10)] == [cued]
+        assert [i for i, _ in store.cue_search("pytest OR install", 10)] == [cued]  # stemmed
+        assert store.cue_search("tuesdays", 10) == [] and store.fts_search("pytest", 10) == []
+        assert store.term_document_frequency("pytest") == 0 and store.term_document_frequency("packag") == 1
+        with store.transaction():
+            store.set_metadata(later, {"when": "sending invoice emails; pytest fixtures for email"})
+            store.set_metadata(cued, {"when": "choosing a lockfile"})
+        hits = store.cue_search("pytest OR email OR lockfile", 10)
+        assert {i for i, _ in hits} == {cued, later} and hits[0][0] == later  # two of its words
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        with store.transaction():
+            store.set_metadata(later, {})
+            assert store.delete_entry(cued)
+        assert store.cue_search("pytest OR email OR lockfile", 10) == [] and plain
+
     # -- vectors -------------------------------------------------------------------------------
 
     def test_vector_spaces_never_mix_dimensions(self, store: Store) -> None:

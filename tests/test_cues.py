@@ -129,6 +129,23 @@ def test_forget_removes_the_cue_vector_and_correct_keeps_the_cue(memory: Any) ->
     assert not memory.store.stored_vectors(table, [entry_id, new_id])
 
 
+def _fts_ids(memory: Any, text: str) -> list[int]:
+    retrieval = memory.recall(text, channels=["fts"])
+    return [h.entry_id for h in next(c for c in retrieval.channels if c.channel == "fts").hits]
+
+
+def test_full_text_finds_a_memory_by_its_cue_at_a_share_of_its_own_words(memory: Any) -> None:
+    """The full-text channel reads the cue index too (``with_cues``): "installing a library" is in
+    the cue, not the memory. A memory that says the words itself ranks above one whose cue does."""
+    from crib_plugin.read.channels.fulltext import CUE_WEIGHT, with_cues
+
+    uv = _store(memory, cue=UV_WHEN)
+    assert _fts_ids(memory, "installing a library") == [uv]
+    says = int(memory.write("Installing a library in billing needs a security review.", type="decision"))
+    assert _fts_ids(memory, "installing a library") == [says, uv]
+    assert with_cues([(1, 4.0)], [(2, 6.0), (1, 2.0)]) == [(1, 4.0 + CUE_WEIGHT * 2.0), (2, CUE_WEIGHT * 6.0)]
+
+
 def test_cue_words_count_as_the_entry_s_words() -> None:
     from crib_plugin.core.records import Entry
 

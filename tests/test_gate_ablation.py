@@ -26,7 +26,6 @@ import crib_plugin.read.gate.relevance as relevance
 OFF: dict[str, tuple[str, Any]] = {
     "distinct": ("distinctive", lambda *a, **k: {}),
     "coverage": ("FTS_COVERAGE", 9.0),
-    "agreeing": ("AGREE_COVERAGE", 9.0),
     "facts": ("facts_bear", lambda *a, **k: False),
     "extra": ("TYPE_WORDS", {}),  # its named-type half; its small-store "stands out" half: tests/test_seed000.py
     "window": ("_in_window", lambda *a, **k: []),

@@ -52,6 +52,19 @@ def stocked(memory: Any) -> dict[str, int]:
     return {"keep": keep, "gone": gone, "other": other}
 
 
+def test_forget_leaves_no_trace_of_a_recall_cue(memory: Any) -> None:
+    """A cue is indexed by its words (``entries_cue``): a forget takes them out of the index's
+    segments too, not only out of its matches."""
+    keep = memory.write("The deploy script lives in ops/deploy.sh", metadata={"when": "deploying a service"})
+    gone = memory.write("Redis caches sessions.", metadata={"when": f"touching the {SECRET_WORD} session cache"})
+    store = memory.store
+    assert SECRET_WORD in vocab_terms(store, "entries_cue")
+    assert manage.forget(memory, [gone]) == [gone]
+    assert not table_rows(store, f"SELECT rowid FROM entries_cue WHERE entries_cue MATCH '{SECRET_WORD}'")
+    assert SECRET_WORD not in vocab_terms(store, "entries_cue")
+    assert [int(r[0]) for r in table_rows(store, "SELECT rowid FROM entries_cue WHERE entries_cue MATCH 'deploying'")] == [keep]
+
+
 def test_forget_leaves_no_trace_in_any_table_but_the_audit_log(memory: Any, stocked: dict[str, int], db: Path) -> None:
     store = memory.store
     gone = stocked["gone"]

@@ -22,7 +22,7 @@ SLOW_OK = {"CRIB_HOOK_TIMEOUT": "60"}
 def _older_store(db: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """A real store as crib wrote it before migration 4 (schema 3: no audit table, no
     ``entries.superseded_by``), holding one decision; returns 3. Built with today's crib, then
-    migrations 5 (``entries.project``) and 4 are taken back out, so it stays a schema-3 store
+    migrations 7 (the cue index), 6 (``entries.project``) and 4 are taken back out, so it stays a schema-3 store
     whatever migrations come later."""
     import apsw
 
@@ -32,6 +32,7 @@ def _older_store(db: Path, monkeypatch: pytest.MonkeyPatch) -> int:
         memory.write("type=decision Chose SQLite for storage. Zero dependencies.")
     conn = apsw.Connection(str(db))
     conn.execute(
+        "DROP TRIGGER entries_cue_ai; DROP TRIGGER entries_cue_ad; DROP TRIGGER entries_cue_au; DROP TABLE entries_cue;"
         "DROP INDEX entries_project; ALTER TABLE entries DROP COLUMN project;"
         "DROP INDEX entries_superseded_by; DROP INDEX audit_entry; DROP TABLE audit;"
         "ALTER TABLE entries DROP COLUMN superseded_by; PRAGMA user_version = 3; PRAGMA wal_checkpoint(TRUNCATE);"
@@ -64,6 +65,27 @@ def test_a_reader_upgrades_an_older_store_and_keeps_a_copy(db: Path, monkeypatch
     assert _version(backup) == previous  # the older crib can still read (and export) the copy
     (line,) = drain()
     assert f"from schema {previous} to {latest_version()}" in line and str(backup) in line
+
+
+def test_an_upgrade_indexes_the_recall_cues_already_stored(db: Path) -> None:
+    """Migration 7 builds the cue index from the cues a schema-6 store holds: full text alone then
+    finds a memory by its cue's words, which its content does not hold."""
+    import apsw
+
+    from crib_plugin import Memory
+
+    with Memory(db) as memory:
+        cued = memory.write("The user's package manager is uv.", metadata={"when": "installing a Python dependency"})
+        memory.write("Deploys go out on Tuesdays.")
+    conn = apsw.Connection(str(db))
+    conn.execute("DROP TRIGGER entries_cue_ai; DROP TRIGGER entries_cue_ad; DROP TRIGGER entries_cue_au; DROP TABLE entries_cue;"
+                 "PRAGMA user_version = 6; PRAGMA wal_checkpoint(TRUNCATE);")
+    conn.close()
+    with Memory(db, create=False) as memory:
+        assert [h.entry.id for h in memory.search("installing a dependency", channels=["fts"])] == [cued]
+    from crib_plugin.store.schema import latest_version
+
+    assert _version(db) == latest_version() >= 7
 
 
 def test_a_store_that_cannot_be_upgraded_is_refused_with_one_line(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

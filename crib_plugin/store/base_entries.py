@@ -161,6 +161,12 @@ class FullText(Protocol):
         context (porter-stemmed words), best first. A malformed expression raises ``StoreError``."""
         ...
 
+    def cue_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """``(entry id, score)`` for the same expression over the entries' recall cues (metadata
+        ``when``), best first: a word index of its own, so :meth:`term_document_frequency` stays
+        that of the entries' own words."""
+        ...
+
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """``(entry id, score)`` for a trigram-index expression (substrings of ≥ 3 characters)."""
         ...

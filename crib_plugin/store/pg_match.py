@@ -17,6 +17,9 @@ from typing import Union
 
 from ..core.errors import StoreError
 
+WEIGHTS = "'{0.2, 0.5, 0.0, 1.0}'"  # ts_rank's tsvector weights D (type), C (context), B (unused), A (content, a cue)
+RANK_NORMALISATION = 1  # ts_rank: divide by 1 + log(document length)
+
 _TOKEN = re.compile(r'\s*(?:(")|(\()|(\))|([^\s()"]+))')
 
 

@@ -11,6 +11,8 @@ what SQLite keeps in virtual tables PostgreSQL keeps in columns and indexes of `
 - ``content`` with a ``pg_trgm`` GIN index (``gin_trgm_ops``) for substrings and CJK runs, where
   the extension is available: the query is an ``ILIKE`` either way, so a server without pg_trgm
   answers the same, by a scan;
+- ``cue_fts``: the recall cue's (metadata ``when``) generated ``tsvector`` with a GIN index — the
+  cue index (SQLite's ``entries_cue``);
 - ``cjk_grams`` (unigrams, bigrams and glued words of CJK text, :mod:`.cjk`) and its generated
   ``simple`` ``tsvector`` with a GIN index: the CJK gram index.
 
@@ -252,6 +254,15 @@ UPDATE entry_count SET n = (SELECT count(*) FROM entries) WHERE slot = 0;
 CRIB_TABLES = ("crib_schema", "settings", "entries", "entry_count", "vector_spaces", "pending_embeddings", "audit", "entities",
                "entity_terms", "relations", "relation_sources", "predicate_terms")
 
+# Recall cues (metadata "when") in a word index of their own, as SQLite's ``entries_cue``: apart
+# from ``fts``, so the word index's document frequencies stay those of what the memories say.
+CUES = """
+ALTER TABLE entries ADD COLUMN IF NOT EXISTS cue_fts tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('crib_english', crib_fold(coalesce(metadata::jsonb ->> 'when', ''))), 'A')
+) STORED;
+CREATE INDEX IF NOT EXISTS entries_cue_fts ON entries USING gin (cue_fts);
+"""
+
 MIGRATIONS: list[PgMigration] = [
     PgMigration(1, "text search configuration, entries with their word/CJK indexes, vector spaces, queue, audit", TEXT_SEARCH + ENTRIES),
     PgMigration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
@@ -259,6 +270,7 @@ MIGRATIONS: list[PgMigration] = [
     PgMigration(4, "entries record the project (repository) they were written from", PROJECT),
     PgMigration(5, "the word index stems as crib does (Porter), so crib's stems are its lexemes", PORTER_STEMS),
     PgMigration(6, "the entry count kept by triggers (no count(*) per prompt)", ENTRY_COUNT),
+    PgMigration(7, "recall cues in a word index of their own", CUES),
 ]
 
 

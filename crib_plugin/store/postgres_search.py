@@ -21,7 +21,9 @@ from ..core.errors import StoreError
 from ..core.records import Entry
 from ..core.timeutil import now_iso
 from . import cjk, pg_match
+from .pg_cues import PgCueMixin
 from .pg_frequencies import PgFrequencyMixin
+from .pg_match import RANK_NORMALISATION, WEIGHTS
 from .postgres_schema import MIGRATION_LOCK
 from .records import thread_of
 from .sqlite_entries import EntriesMixin
@@ -30,8 +32,6 @@ from .sqlite_rows import ENTRY_COLUMNS, ENTRY_ROW, EXTRACT_QUEUE, content_hash, 
 if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
 
-WEIGHTS = "'{0.2, 0.5, 0.0, 1.0}'"  # tsvector weights D (type), C (context), B (unused), A (content)
-RANK_NORMALISATION = 1  # ts_rank: divide by 1 + log(document length)
 EF_SEARCH_FLOOR = 100  # HNSW candidates per search (pgvector's default 40 would cut a k of 60 short)
 
 
@@ -136,8 +136,9 @@ class PgEntriesMixin(EntriesMixin):
         """Nothing: vectors, queue rows and fact sources go with the entry (``ON DELETE CASCADE``)."""
 
 
-class PgFullTextMixin(PgFrequencyMixin):
-    """Word (``tsvector``), trigram (``pg_trgm``) and CJK gram search on PostgreSQL."""
+class PgFullTextMixin(PgFrequencyMixin, PgCueMixin):
+    """Word (``tsvector``), recall cue (:class:`~.pg_cues.PgCueMixin`), trigram (``pg_trgm``) and CJK
+    gram search on PostgreSQL."""
 
     if TYPE_CHECKING:  # provided by PostgresStore
 

@@ -186,6 +186,32 @@ ALTER TABLE entries ADD COLUMN project TEXT;
 CREATE INDEX entries_project ON entries(project, id) WHERE project IS NOT NULL;
 """
 
+# Recall cues (metadata "when", crib_plugin/core/cues.py) in a word index of their own: full text
+# finds a memory by the situations its writer said it matters in, as the vector channel does with
+# the cue's own vector. Apart from entries_fts, so the store's term statistics (the relevance gate's
+# document frequencies) stay those of what the memories say. A plain FTS5 table: it keeps the cue's
+# text itself, and a forget deletes it with the entry (AdminMixin merges the segments after).
+# Idempotent (IF NOT EXISTS, the index rebuilt from the cues), as migration 5 is.
+CUES = """
+CREATE VIRTUAL TABLE IF NOT EXISTS entries_cue USING fts5(cue, tokenize='porter unicode61 remove_diacritics 2');
+DELETE FROM entries_cue;
+INSERT INTO entries_cue(rowid, cue)
+    SELECT id, json_extract(metadata, '$.when') FROM entries
+    WHERE CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.when') END = 'text';
+CREATE TRIGGER IF NOT EXISTS entries_cue_ai AFTER INSERT ON entries
+    WHEN CASE WHEN json_valid(new.metadata) THEN json_type(new.metadata, '$.when') END = 'text' BEGIN
+    INSERT INTO entries_cue(rowid, cue) VALUES (new.id, json_extract(new.metadata, '$.when'));
+END;
+CREATE TRIGGER IF NOT EXISTS entries_cue_ad AFTER DELETE ON entries BEGIN
+    DELETE FROM entries_cue WHERE rowid = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS entries_cue_au AFTER UPDATE OF metadata ON entries BEGIN
+    DELETE FROM entries_cue WHERE rowid = old.id;
+    INSERT INTO entries_cue(rowid, cue) SELECT new.id, json_extract(new.metadata, '$.when')
+        WHERE CASE WHEN json_valid(new.metadata) THEN json_type(new.metadata, '$.when') END = 'text';
+END;
+"""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "entries, full text, trigram, vector spaces, pending queue", ENTRIES),
     Migration(2, "fact triples: entities, entity terms, relations with validity, sources", FACTS),
@@ -193,6 +219,7 @@ MIGRATIONS: list[Migration] = [
     Migration(4, "audit log; entries superseded by a later entry", AUDIT),
     Migration(5, "the entry count kept by triggers (no count(*) per prompt)", ENTRY_COUNT),
     Migration(6, "entries record the project (repository) they were written from", PROJECT),
+    Migration(7, "recall cues in a word index of their own", CUES),
 ]
 
 

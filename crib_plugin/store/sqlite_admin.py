@@ -26,7 +26,7 @@ EMBEDDER_KEY = "embedder"
 FUSION_WEIGHTS_KEY = "fusion_weights"
 # The full-text indexes whose deleted rows are merged away after a forget, so the forgotten words
 # are gone from their segments too, not only hidden by a delete marker.
-FTS_TABLES = ("entries_fts", "entries_trigram", "entries_cjk")
+FTS_TABLES = ("entries_fts", "entries_trigram", "entries_cjk", "entries_cue")
 VERSION_COLUMNS = "id, type, content, created_at, metadata, content_hash, project, superseded_by"
 
 

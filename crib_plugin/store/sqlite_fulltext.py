@@ -39,6 +39,14 @@ class FullTextMixin:
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    def cue_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
+        """Entries whose recall cue matches an FTS5 expression, best first, BM25 (positive)."""
+        rows = self.execute(
+            "SELECT rowid, -bm25(entries_cue) AS score FROM entries_cue WHERE entries_cue MATCH ? ORDER BY score DESC LIMIT ?",
+            (expression, limit),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
     def term_document_frequency(self, stem: str) -> int:
         """How many entries contain the (stemmed) term, from the FTS index's own vocabulary."""
         stats = self._statistics()

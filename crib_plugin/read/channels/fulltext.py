@@ -15,6 +15,11 @@ index, since the word index cannot tell ``valid_until`` from "valid until") and 
 three or more characters (trigram too). Each is one more indexed MATCH of those terms alone, run
 only when the prompt has some, and lifts every entry holding them above every entry that only
 shares loose words (:func:`boosted`).
+
+An entry's recall cue (the writer's "when this matters", :mod:`crib_plugin.core.cues`) is a word
+index of its own: a match there adds :data:`CUE_WEIGHT` of its BM25 score to the entry's, as the
+thread context does inside the word index — a task phrased like the cue finds the memory by its
+words too, not only by the cue's vector.
 """
 
 from __future__ import annotations
@@ -29,6 +34,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...plugins.contracts import MemoryLike  # the protocol: channels never import the facade
 
 Scored = list[tuple[int, float]]
+
+CUE_WEIGHT = 0.5
+"""How much a recall cue's BM25 score counts beside the entry's own (the thread context's weight
+in the word index, ``CONTEXT_WEIGHT``): a cue names situations in general words."""
+
+
+def with_cues(words: Scored, cues: Scored) -> Scored:
+    """``words`` with :data:`CUE_WEIGHT` of each entry's cue score added, best first (an entry
+    found by its cue alone enters with that share)."""
+    if not cues:
+        return words
+    total = dict(words)
+    for entry_id, score in cues:
+        total[entry_id] = total.get(entry_id, 0.0) + CUE_WEIGHT * score
+    return sorted(total.items(), key=lambda pair: -pair[1])
 
 
 def boosted(loose: Scored, *exact: Scored) -> Scored:
@@ -89,7 +109,10 @@ class FullTextChannel:
             # channel registers, before `crib retrieve` forks its prefetch worker, and this runs after
             from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
 
-            words = store.fts_search(retrieval_expression(store, query.text, query.fts_expression), limit)
+            expression = retrieval_expression(store, query.text, query.fts_expression)
+            words = store.fts_search(expression, limit)
+            if hasattr(store, "cue_search"):  # a plugin store may keep no cue index
+                words = with_cues(words, store.cue_search(expression, limit))[:limit]
             if words:
                 phrases, literals = boost_expression(found), literal_expression(found)
                 words = boosted(

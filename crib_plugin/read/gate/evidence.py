@@ -29,7 +29,7 @@ from ...core.limits import MAX_SCAN_CHARS
 from ...text.words import stem_list as _stems
 from ..temporal import TimeExpression
 from .prompt_kind import prompt_kind
-from .relevance import AGREE_COVERAGE, FTS_COVERAGE, WINDOW_FLOOR_DROP, asks_by_time_alone, named_types, selective_window, vector_extras
+from .relevance import FTS_COVERAGE, WINDOW_FLOOR_DROP, asks_by_time_alone, named_types, selective_window, vector_extras
 from .specific import contains, distinctive, term_weights
 
 __all__ = ["Cut", "Evidence", "cut_entries", "prompt_kind"]
@@ -42,6 +42,10 @@ RELATIVE_CUT = 0.45
 """A candidate whose fused score is below this share of the best hit's is dropped."""
 WINDOW_COVERAGE = 0.2
 """A time prompt's in-window entry needs at least this coverage (or a cosine above the floor)."""
+AGREE_COVERAGE = 0.5
+"""A candidate above the vector floor that full text also matches this well has evidence of its own
+(two weak, independent signals on one memory). Once the gate's rule too; as a gate rule it opened
+no answerable prompt of the suite that another rule did not (docs/relevance.md)."""
 
 
 @dataclass

@@ -10,8 +10,6 @@ gate asks, for the prompt as a whole, whether the best evidence is strong enough
   (:mod:`crib_plugin.read.gate.specific`): a prompt about one project resembles every memory of it; or
 - **full text**: the best of the top hits covers enough of the prompt — the IDF-weighted share of
   the prompt's terms it contains (``FTS_COVERAGE``) — so one common word cannot open the gate; or
-- **agreement**: one entry is above the vector floor *and* matched by full text
-  (``AGREE_COVERAGE``) — two weak, independent signals on the same memory; or
 - **facts**: a fact matched on two counts (the facts channel's own floor).
 
 When the gate stays shut, nothing is injected and ``--explain`` says why. ``crib search`` shows
@@ -43,7 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...plugins.contracts import MemoryLike  # the protocol: no import of the facade above
 
 FTS_COVERAGE = 0.6  # IDF-weighted share of the prompt's terms the best full-text hit must contain
-AGREE_COVERAGE = 0.5  # a vector hit above the floor that full text also matches this well opens the gate
 CJK_COVERAGE = 0.4  # share of a CJK prompt's character bigrams (particles and endings rarely match)
 TOP_HITS = 10  # how many full-text hits are inspected for coverage
 
@@ -152,11 +149,6 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     per_entry = fts_coverage(memory, retrieval)
     coverage = max(per_entry.values(), default=None)
     floor = (gate - floor_below_gate(memory.embedder_key())) if gate is not None else None
-    agreeing = [
-        h.entry_id
-        for h in (vector.hits if vector and floor is not None else [])
-        if floor is not None and h.score >= floor and per_entry.get(h.entry_id, 0.0) >= AGREE_COVERAGE
-    ]
     window = _in_window(memory, retrieval, floor, per_entry)
     extra = vector_extras(retrieval, floor, memory.store.count_entries())
     matched = [c for c in retrieval.channels if c.ran and _gate_role(memory, c.channel) == "match"
@@ -168,8 +160,6 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     reasons = _vector_reasons(top, gate, distinct)
     if coverage is not None:
         reasons.append(f"fts coverage {coverage:.2f} {'≥' if coverage >= FTS_COVERAGE else '<'} {FTS_COVERAGE:.2f}")
-    if agreeing:
-        reasons.append(f"vector and fts agree on entry {agreeing[0]}")
     if facts:
         reasons.append("facts matched on two counts")
     elif builtin:
@@ -183,7 +173,6 @@ def decide(memory: "MemoryLike", retrieval: Retrieval) -> GateDecision:
     evidence_open = bool(
         distinct
         or (coverage is not None and coverage >= FTS_COVERAGE)
-        or agreeing
         or facts
         or others
         or extra
