@@ -42,13 +42,8 @@ in the word index, ``CONTEXT_WEIGHT``): a cue names situations in general words.
 
 def with_cues(words: Scored, cues: Scored) -> Scored:
     """``words`` with :data:`CUE_WEIGHT` of each entry's cue score added, best first (an entry
-    found by its cue alone enters with that share)."""
-    if not cues:
-        return words
-    total = dict(words)
-    for entry_id, score in cues:
-        total[entry_id] = total.get(entry_id, 0.0) + CUE_WEIGHT * score
-    return sorted(total.items(), key=lambda pair: -pair[1])
+    found by its cue alone enters with that share): :func:`combine` of the two."""
+    return combine([words, [(entry_id, CUE_WEIGHT * score) for entry_id, score in cues]])
 
 
 def boosted(loose: Scored, *exact: Scored) -> Scored:
