@@ -3,7 +3,7 @@
     python bench/gate_sweep.py dev '[{}, {"ev.RELATIVE_CUT": 0.0}, {"spec.CROWD_MARGIN": 0.10}]'
 
 Each prompt is recalled once; then, for every setting of the JSON list (``module.NAME``: ``rel`` is
-``crib_plugin.read.gate.relevance``, ``spec`` ``.specific``, ``ev`` ``.evidence``, ``ptr``
+``crib_plugin.read.gate.relevance``, ``spec`` ``.specific``, ``ev`` ``.evidence``, ``lev`` ``.levels``, ``ptr``
 ``crib_plugin.read.pointers``; ``{}`` is crib as shipped), the block is selected again from a copy:
 precision and mean tokens of the answerable prompts' blocks, hit and hit ∪ pointers, silence (nothing
 at all) on the coding set's no-answer prompts, and on the commit subjects silence with no entry and
@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import crib_plugin.read.gate.evidence as ev
+import crib_plugin.read.gate.levels as lev
 import crib_plugin.read.gate.relevance as rel
 import crib_plugin.read.gate.specific as spec
 import crib_plugin.read.pointers as ptr
 from crib_eval import coding, commits
 from crib_eval.noanswer_inject import open_memory
 
-MODULES: dict[str, Any] = {"rel": rel, "spec": spec, "ptr": ptr, "ev": ev}
+MODULES: dict[str, Any] = {"rel": rel, "spec": spec, "ptr": ptr, "ev": ev, "lev": lev}
 
 
 def figures(memory: Any, key_of: dict[int, str], answerable: list[Any], unanswerable: list[Any], subjects: list[Any]) -> dict[str, float]:
