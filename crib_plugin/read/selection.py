@@ -116,7 +116,7 @@ def cut_per_entry(memory: Any, retrieval: Retrieval, decision: Any) -> Retrieval
         if not ev.kept:
             retrieval.dropped.append((ev.entry_id, f"per-entry cut: {ev.reason}"))
     # A fact is shown when an entry shown in full stated it. A match of the facts channel alone (two
-    # counts) opens the gate but no longer shows its facts: on conversational stores those were the
+    # counts) opens the gate but does not show its facts: on conversational stores those were the
     # extractor's "project → evening → …" lines, 97 of RealMem's 659 tokens a block (dev) for no
     # evidence, and on the coding set 0.37 facts a prompt of which 0.18 bore on a relevant memory,
     # against 0.21 and 0.17 now (docs/benchmarks.md, "Facts from the entries shown").

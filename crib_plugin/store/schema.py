@@ -192,14 +192,17 @@ CREATE INDEX entries_project ON entries(project, id) WHERE project IS NOT NULL;
 # document frequencies) stay those of what the memories say. A plain FTS5 table: it keeps the cue's
 # text itself, and a forget deletes it with the entry (AdminMixin merges the segments after).
 # Idempotent (IF NOT EXISTS, the index rebuilt from the cues), as migration 5 is.
-CUES = """
+def _has_cue(metadata: str) -> str:
+    """SQL true when the JSON ``metadata`` holds a text cue; an invalid JSON text holds none (and
+    never makes the write fail)."""
+    return f"CASE WHEN json_valid({metadata}) THEN json_type({metadata}, '$.when') END = 'text'"
+
+
+CUES = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS entries_cue USING fts5(cue, tokenize='porter unicode61 remove_diacritics 2');
 DELETE FROM entries_cue;
-INSERT INTO entries_cue(rowid, cue)
-    SELECT id, json_extract(metadata, '$.when') FROM entries
-    WHERE CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.when') END = 'text';
-CREATE TRIGGER IF NOT EXISTS entries_cue_ai AFTER INSERT ON entries
-    WHEN CASE WHEN json_valid(new.metadata) THEN json_type(new.metadata, '$.when') END = 'text' BEGIN
+INSERT INTO entries_cue(rowid, cue) SELECT id, json_extract(metadata, '$.when') FROM entries WHERE {_has_cue("metadata")};
+CREATE TRIGGER IF NOT EXISTS entries_cue_ai AFTER INSERT ON entries WHEN {_has_cue("new.metadata")} BEGIN
     INSERT INTO entries_cue(rowid, cue) VALUES (new.id, json_extract(new.metadata, '$.when'));
 END;
 CREATE TRIGGER IF NOT EXISTS entries_cue_ad AFTER DELETE ON entries BEGIN
@@ -207,8 +210,7 @@ CREATE TRIGGER IF NOT EXISTS entries_cue_ad AFTER DELETE ON entries BEGIN
 END;
 CREATE TRIGGER IF NOT EXISTS entries_cue_au AFTER UPDATE OF metadata ON entries BEGIN
     DELETE FROM entries_cue WHERE rowid = old.id;
-    INSERT INTO entries_cue(rowid, cue) SELECT new.id, json_extract(new.metadata, '$.when')
-        WHERE CASE WHEN json_valid(new.metadata) THEN json_type(new.metadata, '$.when') END = 'text';
+    INSERT INTO entries_cue(rowid, cue) SELECT new.id, json_extract(new.metadata, '$.when') WHERE {_has_cue("new.metadata")};
 END;
 """
 
