@@ -61,7 +61,7 @@ MAYBE_BELOW_GATE = 0.07
 (MiniLM's cosine scale; :data:`~crib_plugin.read.channels.vectors.MARGIN_SCALE` carries it to other
 embedders). From the per-hit floor (0.10 below) the maybe gate gave pointers to 9 of the 80 dev
 commit subjects that got no entry, their tops as often at 0.34–0.36 as at 0.40. At 0.07 below
-the gate it keeps every dev prompt it reached (coding hit ∪ pointers 91.6, MADial-Bench entries ∪
+the gate it keeps every dev prompt it reached (coding hit ∪ pointers 92.8, MADial-Bench entries ∪
 pointers 31.9) and silences 2 of the 9 (commit subjects dev, nothing at all 67.5 → 70.0); 0.05
 silences 4 but costs MADial-Bench dev 2.5 points of entries ∪ pointers (29.4), 0.06 1.2 points
 (docs/relevance.md, "What each rule buys")."""
