@@ -3,12 +3,13 @@
     python bench/gate_sweep.py dev '[{}, {"ev.RELATIVE_CUT": 0.0}, {"spec.CROWD_MARGIN": 0.10}]'
 
 Each prompt is recalled once; then, for every setting of the JSON list (``module.NAME``: ``rel`` is
-``crib_plugin.read.gate.relevance``, ``spec`` ``.specific``, ``ev`` ``.evidence``, ``lev`` ``.levels``, ``ptr``
-``crib_plugin.read.pointers``; ``{}`` is crib as shipped), the block is selected again from a copy:
-precision and mean tokens of the answerable prompts' blocks, hit and hit ∪ pointers, silence (nothing
-at all) on the coding set's no-answer prompts, and on the commit subjects silence with no entry and
-with nothing at all. One JSON line per setting. The store is cached under /work/cache/ranking/eval
-unless CRIB_EVAL_CACHE says otherwise.
+``crib_plugin.read.gate.relevance``, ``spec`` ``.specific``, ``ev`` ``.evidence``, ``lev`` ``.levels``,
+``ptr`` ``crib_plugin.read.pointers``, ``vec`` ``crib_plugin.read.channels.vectors`` — its crowd as the
+gate and the maybe gate read it, the fusion's strengths having been set at recall; ``{}`` is crib as
+shipped), the block is selected again from a copy: precision and mean tokens of the answerable
+prompts' blocks, hit and hit ∪ pointers, silence (nothing at all) on the coding set's no-answer
+prompts, and on the commit subjects silence with no entry and with nothing at all. One JSON line per
+setting. The store is cached under ``.state/eval`` unless ``CRIB_EVAL_CACHE`` says otherwise.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import crib_plugin.read.gate.evidence as ev
 import crib_plugin.read.gate.levels as lev
 import crib_plugin.read.gate.relevance as rel
 import crib_plugin.read.gate.specific as spec
+import crib_plugin.read.channels.vectors as vec
 import crib_plugin.read.pointers as ptr
 from crib_eval import coding, commits
 from crib_eval.noanswer_inject import open_memory
 
-MODULES: dict[str, Any] = {"rel": rel, "spec": spec, "ptr": ptr, "ev": ev, "lev": lev}
+MODULES: dict[str, Any] = {"rel": rel, "spec": spec, "ptr": ptr, "ev": ev, "lev": lev, "vec": vec}
 
 
 def figures(memory: Any, key_of: dict[int, str], answerable: list[Any], unanswerable: list[Any], subjects: list[Any]) -> dict[str, float]:
