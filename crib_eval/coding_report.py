@@ -23,6 +23,7 @@ from .coding_metrics import (
     stale_alone,
     summarise,
 )
+from .paired import LEAD_TITLE, lead_lines
 
 
 @dataclass
@@ -95,12 +96,16 @@ class CodingReport:
         names = ["bm25", *sorted(n for n in {n for o in answerable for n in o.ranked} if n not in ("bm25", "fused")), "fused"]
         lines = ["| raw ranking (answerable prompts) | R@5 % | R@10 % |", "|---|---|---|"]
         label = {"bm25": "plain BM25 (harness, no crib code)", "fused": "fused (raw ranking)"}
+        scores: dict[str, dict[str, list[float]]] = {}
         for name in names:
             if not any(name in o.ranked for o in answerable):
                 continue
-            r5 = [recall(o.prompt.relevant, o.ranked.get(name, [])[:5]) for o in answerable]
-            r10 = [recall(o.prompt.relevant, o.ranked.get(name, [])[:10]) for o in answerable]
+            scores[name] = {f"R@{k}": [recall(o.prompt.relevant, o.ranked.get(name, [])[:k]) for o in answerable] for k in (5, 10)}
+            r5, r10 = scores[name]["R@5"], scores[name]["R@10"]
             lines.append(f"| {label.get(name, name + ' alone')} | {100 * sum(r5) / max(1, len(r5)):.1f} | {100 * sum(r10) / max(1, len(r10)):.1f} |")
+        fused = scores.pop("fused", None)
+        if fused and scores and answerable:
+            lines += ["", *lead_lines(LEAD_TITLE, fused, {label.get(n, n + " alone"): s for n, s in scores.items()})]
         return lines
 
     def session_line(self) -> str:

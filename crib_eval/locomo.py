@@ -25,6 +25,7 @@ from crib_plugin.core.timeutil import to_iso
 
 from .datapaths import shared_eval_path
 from .metrics import KS, Scores
+from .paired import LEAD_TITLE, lead_lines
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BUILD_VERSION = "2"  # bump when the way turns become entries changes
@@ -212,6 +213,7 @@ class Report:
             values = " | ".join(f"{v:.1f}" for v in scores.row(keys))
             wo = self.without_adversarial.get(name)
             lines.append(f"| {name} | {values} | {wo.mean('R@10') if wo else 0:.1f} |")
+        lines += self.lead_lines()
         cats = sorted({c for _, c in self.by_category} & set(self.categories))
         if len(cats) > 1:
             lines += ["", "| R@10 by category | " + " | ".join(f"{self.categories[c]} ({c})" for c in cats) + " |"]
@@ -234,12 +236,26 @@ class Report:
         return "\n".join(lines)
 
 
+    def lead_lines(self) -> list[str]:
+        """The fused ranking's lead over plain BM25 and each channel alone at R@5 and R@10, with its
+        paired interval (:mod:`crib_eval.paired`); nothing when there is no fused row."""
+        fused = self.systems.get(FUSED)
+        if fused is None or not fused.n:
+            return []
+        keys = ("R@5", "R@10")
+        others = {name: {k: s.values[k] for k in keys} for name, s in self.systems.items()
+                  if name not in (FUSED, INJECTED) and s.n == fused.n}
+        return ["", *lead_lines(LEAD_TITLE, {k: fused.values[k] for k in keys}, others)] if others else []
+
+
 def ranked_ids(hits: Sequence[Any]) -> list[str]:
     return [str(h.entry.metadata.get("dia_id")) for h in hits]
 
 
 BASELINE = "plain BM25 (harness, no crib code)"
 CHANNEL_ROWS = {"fts": "full text alone", "vector": "vectors alone", "facts": "facts alone"}
+FUSED = "fused (raw ranking)"
+INJECTED = "fused, as injected"
 
 
 def entry_ids_by_turn(db: Path) -> dict[str, int]:
@@ -298,10 +314,10 @@ def evaluate(
                     solo = fused_stage(memory, replace(base, channels=list(base.channels)), only=[name])
                     report.add(CHANNEL_ROWS.get(name, name), ranked_ids(solo.hits), question)
                 fused = fused_stage(memory, replace(base, channels=list(base.channels)))
-                report.add("fused (raw ranking)", ranked_ids(fused.hits), question)
+                report.add(FUSED, ranked_ids(fused.hits), question)
                 if injected:
                     chosen = memory.select(replace(fused, hits=list(fused.hits), dropped=[]), max_items=max(KS))
-                    report.add("fused, as injected", ranked_ids(chosen.hits), question)
+                    report.add(INJECTED, ranked_ids(chosen.hits), question)
                     for name, per_entry in (("per-entry cut", True), ("gate only (no per-entry cut)", False)):
                         block = memory.select(replace(fused, hits=list(fused.hits), dropped=[], notes=[]), per_entry=per_entry)
                         tokens = len(memory.render(block)) / CHARS_PER_TOKEN

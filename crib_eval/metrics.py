@@ -1,4 +1,4 @@
-"""Ranking metrics for one query (recall@k, hit@k, nDCG@k, MRR) and their averages."""
+"""Ranking metrics for one query (recall@k, hit@k, nDCG@k, MRR), kept per query and averaged."""
 
 from __future__ import annotations
 
@@ -38,22 +38,25 @@ KS = (5, 10, 25)
 
 @dataclass
 class Scores:
-    """Running averages of every metric for one system (a channel, fused, injected …)."""
+    """Every metric of one system (a channel, fused, injected …), per query in order, and their means."""
 
-    n: int = 0
-    sums: dict[str, float] = field(default_factory=dict)
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(next(iter(self.values.values()), []))
 
     def add(self, ranked: Sequence[str], relevant: set[str]) -> None:
-        self.n += 1
         values = {f"R@{k}": recall_at(ranked, relevant, k) for k in KS}
         values.update({f"hit@{k}": hit_at(ranked, relevant, k) for k in KS})
         values["nDCG@10"] = ndcg_at(ranked, relevant, 10)
         values["MRR"] = reciprocal_rank(ranked, relevant)
         for key, value in values.items():
-            self.sums[key] = self.sums.get(key, 0.0) + value
+            self.values.setdefault(key, []).append(value)
 
     def mean(self, key: str) -> float:
-        return 100.0 * self.sums.get(key, 0.0) / self.n if self.n else 0.0
+        found = self.values.get(key, [])
+        return 100.0 * sum(found) / len(found) if found else 0.0
 
     def row(self, keys: Iterable[str]) -> list[float]:
         return [self.mean(k) for k in keys]

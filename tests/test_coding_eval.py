@@ -202,6 +202,8 @@ def test_end_to_end_on_a_subset(subset: Path, tmp_path: Path) -> None:
     assert all(k in {m.key for m in report.data.memories} for o in report.outcomes for k in o.injected)
     table = report.table(offenders=3)
     assert "| **all** |" in table and "search ranking" in table
+    assert "| fused minus each ranking, points" in table  # the fusion's lead over each ranking, with its interval
+    assert "| plain BM25 (harness, no crib code) | " in table.split("fused minus each ranking")[1]
     assert "CRIB_NOW" not in os.environ  # restored after the run
     # cached: a second run reuses the store (same ids), a changed data file rebuilds it
     folder = next((tmp_path / "cache" / "coding").iterdir())

@@ -7,7 +7,9 @@ import ast
 import json
 from pathlib import Path
 
-from crib_eval import baseline, commits, madial, realmem, splits
+import pytest
+
+from crib_eval import baseline, commits, locomo, madial, paired, realmem, splits
 
 
 def test_baseline_ranks_by_bm25_over_non_stop_words() -> None:
@@ -71,3 +73,34 @@ def test_commit_subjects_are_attributed_and_split_by_repository() -> None:
     dev, test = commits.load("dev"), commits.load("test")
     assert len(dev) + len(test) == len(rows)
     assert not {r["repo"] for r in dev} & {r["repo"] for r in test}
+
+
+def test_paired_difference_is_a_bootstrap_interval_around_the_mean_lead() -> None:
+    same = [1.0, 0.0, 0.5] * 10
+    assert paired.paired_difference(same, same) == paired.Difference(0.0, 0.0, 0.0)
+    better = paired.paired_difference([1.0] * 40, [0.0] * 40)
+    assert (better.mean, better.low, better.high) == (100.0, 100.0, 100.0) and better.clear
+    # one question of ten differs: a 10-point lead that the questions' noise explains
+    lucky = paired.paired_difference([1.0] + [0.0] * 9, [0.0] * 10)
+    assert lucky.mean == pytest.approx(10.0) and lucky.low == 0.0 and lucky.high >= 20.0 and not lucky.clear
+    # the same lead on four times as many questions: a narrower interval, and the same every run
+    many = paired.paired_difference(([1.0] + [0.0] * 9) * 4, [0.0] * 40)
+    assert many.high - many.low < lucky.high - lucky.low
+    assert many == paired.paired_difference(([1.0] + [0.0] * 9) * 4, [0.0] * 40)
+    assert "+10.0 [" in lucky.text()
+    with pytest.raises(ValueError, match="differ in length"):
+        paired.paired_difference([1.0], [1.0, 0.0])
+
+
+def test_the_reports_print_the_fusions_lead_over_each_ranking() -> None:
+    report = locomo.Report()
+    question = locomo.Question(question="q", evidence={"D1:1"}, category=1)
+    for _ in range(30):
+        report.add(locomo.BASELINE, ["D1:9"], question)
+        report.add("vectors alone", ["D1:1"], question)
+        report.add(locomo.FUSED, ["D1:1"], question)
+        report.add(locomo.INJECTED, [], question)
+    table = report.table()
+    assert "| plain BM25 (harness, no crib code) | **+100.0 [+100.0, +100.0]** | **+100.0 [+100.0, +100.0]** |" in table
+    assert "| vectors alone | +0.0 [+0.0, +0.0] | +0.0 [+0.0, +0.0] |" in table
+    assert "| fused, as injected | +" not in table  # the block is not a ranking of the same kind
