@@ -37,7 +37,11 @@ Scored = list[tuple[int, float]]
 
 CUE_WEIGHT = 0.5
 """How much a recall cue's BM25 score counts beside the entry's own (the thread context's weight
-in the word index, ``CONTEXT_WEIGHT``): a cue names situations in general words."""
+in the word index, ``CONTEXT_WEIGHT``): a cue names situations in general words. Measured on the
+coding set's dev split (``crib eval --set coding --split dev``), raw R@5 / R@10 at 0 / 0.25 / 0.5 /
+0.75 / 1.0: 73.8 / 85.3, 79.2 / 85.9, 80.8 / 88.2, 80.2 / 86.9, 81.4 / 87.6; hit ∪ pointers 90.4 at 0,
+92.8 from 0.25 on; the commit subjects' silence the same at every weight. The other sets' stores
+hold no cues."""
 
 
 def with_cues(words: Scored, cues: Scored) -> Scored:
