@@ -21,11 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import crib_plugin.read.channels.vectors as vec
 import crib_plugin.read.gate.evidence as ev
 import crib_plugin.read.gate.levels as lev
 import crib_plugin.read.gate.relevance as rel
 import crib_plugin.read.gate.specific as spec
-import crib_plugin.read.channels.vectors as vec
 import crib_plugin.read.pointers as ptr
 from crib_eval import coding, commits
 from crib_eval.noanswer_inject import open_memory

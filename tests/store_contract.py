@@ -235,6 +235,20 @@ class StoreContract:
             assert store.delete_entry(cued)
         assert store.cue_search("pytest OR email OR lockfile", 10) == [] and plain
 
+    def test_recall_cues_are_counted_up_to_a_limit(self, store: Store) -> None:
+        """``cue_documents_up_to`` counts the entries whose cue holds a word or a phrase — in any
+        of its forms, never in what the entries say — and stops at the limit."""
+        for n in range(4):
+            add(store, f"Note {n} about pytest.", when=f"when writing billing code {n}")
+        add(store, "Another note.", when="reviewing invoices")
+        assert store.cue_documents_up_to("billing", 10) == 4
+        assert store.cue_documents_up_to("writes", 10) == 4  # stemmed: "writing"
+        assert store.cue_documents_up_to("billing", 2) == 2  # counted no further than the limit
+        assert store.cue_documents_up_to("billing code", 10) == 4 and store.cue_documents_up_to("code billing", 10) == 0
+        assert store.cue_documents_up_to("invoice", 10) == 1
+        assert store.cue_documents_up_to("pytest", 10) == 0 and store.documents_up_to("pytest", 10) == 4
+        assert store.cue_documents_up_to("", 10) == 0 and store.cue_documents_up_to("billing", 0) == 0
+
     # -- vectors -------------------------------------------------------------------------------
 
     def test_vector_spaces_never_mix_dimensions(self, store: Store) -> None:

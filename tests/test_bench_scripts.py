@@ -102,6 +102,13 @@ def test_redaction_bench_runs() -> None:
     assert "| prose, 8,000 chars (one injected block) |" in out and "import detect_secrets" in out
 
 
+def test_cue_scale_bench_runs_on_sqlite() -> None:
+    out = run_script("cue_scale.py", "--size", "300", "--runs", "1")
+    lines = [line for line in out.splitlines() if line.startswith("sqlite: '")]
+    assert len(lines) == 3 and all("every word" in line and "as the channel searches" in line for line in lines), out
+    assert "(50 found)" in lines[0]  # below BIG_STORE the channel searches every word too
+
+
 @pytest.mark.slow
 def test_hostile_bench_quick(tmp_path: Path) -> None:
     out = run_script("hostile.py", "--quick", "--runs", "1", "--keep", str(tmp_path / "stores"), timeout=600)

@@ -233,3 +233,28 @@ def test_crib_cue_sets_and_clears_with_clean_errors(crib: Any) -> None:
     for args, message in ((("cue", "7", UV_WHEN), "no entry with id 7"), (("cue", "1", "x" * 501), "500-character limit")):
         bad = crib(*args)
         assert bad.returncode != 0 and message in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_big_store_leaves_the_words_most_cues_hold_out_of_the_cue_search(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``BIG_STORE`` entries the cue search, like the word search, leaves out the words more
+    than ``RETRIEVAL_SHARE`` of the entries hold — counted among the cues, whose words are not the
+    memories' ("when writing … code" in most of them): ranking every cue that holds one cost
+    0.3 s at 10⁵ entries on PostgreSQL (``bench/cue_scale.py``). A rare cue word still finds its memory."""
+    from types import SimpleNamespace
+
+    import crib_plugin.text.common_terms as common
+
+    ids = [int(memory.write(f"Note {n} on the weekly report.", type="note", metadata={"when": f"writing code for report {n}"}))
+           for n in range(6)]
+    zeppelin = int(memory.write("Airship telemetry is sampled at 2 Hz.", type="note", metadata={"when": "writing zeppelin code"}))
+    prompt = "writing the zeppelin code"
+    assert set(_fts_ids(memory, prompt)) == {*ids, zeppelin}  # a small store: every cue word searched
+    monkeypatch.setattr(common, "BIG_STORE", 5)
+    monkeypatch.setattr(common, "RETRIEVAL_SHARE", 0.5)  # more than 3 of the 7 cues: "writing", "code"
+    expression = memory.recall(prompt, channels=["fts"]).query.fts_expression
+    assert common.cue_expression(memory.store, prompt, expression) == '"zeppelin"'
+    assert _fts_ids(memory, prompt) == [zeppelin]
+    assert common.cue_expression(memory.store, "writing code", '"writing" OR "code"') == ""  # every word common: no cue search
+    assert _fts_ids(memory, "writing code") == []
+    plugin_store = SimpleNamespace(count_entries=lambda: 10**6)  # a store without the cue counter: as before
+    assert common.cue_expression(plugin_store, "writing code", '"writing" OR "code"') == '"writing" OR "code"'

@@ -167,6 +167,12 @@ class FullText(Protocol):
         that of the entries' own words."""
         ...
 
+    def cue_documents_up_to(self, text: str, limit: int) -> int:
+        """How many entries' recall cues contain ``text`` (a word or a phrase), counted no further
+        than ``limit`` — :meth:`documents_up_to` for the cue index: on a big store the full-text
+        channel leaves out of the cue search the words most cues hold (``text.common_terms``)."""
+        ...
+
     def trigram_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """``(entry id, score)`` for a trigram-index expression (substrings of ≥ 3 characters)."""
         ...

@@ -44,3 +44,13 @@ class PgCueMixin:
             [*(p for _, params in terms for p in params), max(self.count_entries(), 1), CUE_DF_BOUND, int(limit)],
         )
         return [(int(r[0]), max(float(r[1]), 1e-9)) for r in rows]
+
+    def cue_documents_up_to(self, text: str, limit: int) -> int:
+        """Entries whose recall cue holds ``text`` (a word or a phrase), counted up to ``limit``."""
+        if not text.strip() or limit <= 0:
+            return 0
+        rows = self.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE cue_fts @@ phraseto_tsquery('crib_english', crib_fold(?)) LIMIT ?) d",
+            [text, int(limit)],
+        )
+        return int(rows[0][0])

@@ -62,12 +62,18 @@ class FullTextMixin:
     def documents_up_to(self, text: str, limit: int) -> int:
         """Entries holding ``text`` (a word or a phrase), counted up to ``limit``: FTS5 reads the
         posting lists lazily, so this stops after ``limit`` rows (an fts5vocab count reads them all)."""
+        return self._matching_up_to("entries_fts", text, limit)
+
+    def cue_documents_up_to(self, text: str, limit: int) -> int:
+        """Entries whose recall cue holds ``text``, counted up to ``limit`` (as :meth:`documents_up_to`)."""
+        return self._matching_up_to("entries_cue", text, limit)
+
+    def _matching_up_to(self, table: str, text: str, limit: int) -> int:
+        """Rows of the FTS5 ``table`` matching ``text`` as a phrase, counted no further than ``limit``."""
         if not text.strip() or limit <= 0:
             return 0
         phrase = '"' + text.replace('"', '""') + '"'
-        rows = self.execute(
-            "SELECT count(*) FROM (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)", (phrase, int(limit))
-        )
+        rows = self.execute(f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)", (phrase, int(limit)))
         return int(rows[0][0])
 
     def entries_holding(self, words: Sequence[str], limit: int) -> list[int]:

@@ -11,10 +11,14 @@ it always did.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .terms import terms
 from .words import stems
+
+Counter = Callable[[str, int], int]
+"""How many entries hold a word or phrase, counted up to a limit."""
 
 RAREST_KEPT = 3
 """Should every word be too common, the rarest few are kept: a query never becomes empty."""
@@ -24,7 +28,7 @@ RETRIEVAL_SHARE = 0.01
 """...a word held by more than this share of the entries (10,000 at 10⁶)."""
 
 
-def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
+def uncommon_expression(store: Any, text: str, max_docs: int, *, count: Counter | None = None, keep_rarest: bool = True) -> str:
     """The FTS expression of ``text`` without the words (and phrases) more than ``max_docs`` entries hold
     (all of them kept below that size, so a small store ranks as before).
 
@@ -32,7 +36,11 @@ def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
     word — on a 10⁶ store, hundreds of thousands for "should" or "config". Words that common say
     nothing about which entry is the predecessor; without them the cost is bounded by
     ``terms × max_docs`` postings whatever the store's size. Should every word be that common,
-    the :data:`RAREST_KEPT` rarest are kept."""
+    the :data:`RAREST_KEPT` rarest are kept (``keep_rarest``), else the expression is empty.
+
+    ``count(text, limit)`` counts a word's or phrase's entries up to ``limit`` (the store's
+    ``documents_up_to`` unless given: the recall cues' index passes its own)."""
+    count = count or store.documents_up_to
     found = terms(text)
     if not found:
         return ""
@@ -42,14 +50,16 @@ def uncommon_expression(store: Any, text: str, max_docs: int) -> str:
     over = max_docs + 1
 
     def is_common(term: Any) -> bool:
-        words = [store.documents_up_to(word, over) >= over for word, _stem in stems(term.text)]
+        words = [count(word, over) >= over for word, _stem in stems(term.text)]
         if not term.phrase:
             return any(words)
         # a phrase is no commoner than its rarest word; only all-common words need the phrase counted
-        return bool(words) and all(words) and store.documents_up_to(term.text, over) >= over
+        return bool(words) and all(words) and count(term.text, over) >= over
 
     common = [is_common(term) for term in found]
     kept = [p for p, is_common in enumerate(common) if not is_common]
+    if not kept and not keep_rarest:
+        return ""
     if not kept:  # every word that common (rare): the exact counts pick the rarest few
         rated = [(0 if t.phrase else max((store.term_document_frequency(s) for _w, s in stems(t.text)), default=0), p)
                  for p, t in enumerate(found)]
@@ -65,3 +75,20 @@ def retrieval_expression(store: Any, text: str, expression: str) -> str:
     if entries <= BIG_STORE or not expression:
         return expression
     return uncommon_expression(store, text, int(entries * RETRIEVAL_SHARE)) or expression
+
+
+def cue_expression(store: Any, text: str, expression: str) -> str:
+    """The recall-cue search's expression: ``expression`` on a store of up to :data:`BIG_STORE`
+    entries, else without the words more than :data:`RETRIEVAL_SHARE` of the entries' *cues* hold
+    — empty when every word is that common among them (the cue is a second source of words; its
+    search is left out rather than made to rank every cue).
+
+    Why its own count: the cues' words are not the memories' (``"when writing …"``, ``"code"``), so
+    a word rare in what memories say can be in most cues; ranking them all made one cue search
+    take 0.3–0.5 s at 10⁵ entries on PostgreSQL and 32 ms on SQLite, growing with the store.
+    A store with no cue counter (a plugin's) gets ``expression``."""
+    entries = store.count_entries()
+    counter = getattr(store, "cue_documents_up_to", None)
+    if entries <= BIG_STORE or not expression or counter is None:
+        return expression
+    return uncommon_expression(store, text, int(entries * RETRIEVAL_SHARE), count=counter, keep_rarest=False)

@@ -106,12 +106,13 @@ class FullTextChannel:
         if query.fts_expression:
             # deferred: text.common_terms loads apsw (through text.words); this module is imported when the
             # channel registers, before `crib retrieve` forks its prefetch worker, and this runs after
-            from ...text.common_terms import retrieval_expression  # a big store leaves its common words out
+            from ...text.common_terms import cue_expression, retrieval_expression  # a big store leaves its common words out
 
             expression = retrieval_expression(store, query.text, query.fts_expression)
             words = store.fts_search(expression, limit)
             if hasattr(store, "cue_search"):  # a plugin store may keep no cue index
-                words = with_cues(words, store.cue_search(expression, limit))[:limit]
+                cues = cue_expression(store, query.text, query.fts_expression)
+                words = with_cues(words, store.cue_search(cues, limit) if cues else [])[:limit]
             if words:
                 phrases, literals = boost_expression(found), literal_expression(found)
                 words = boosted(
