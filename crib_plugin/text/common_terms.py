@@ -2,11 +2,12 @@
 
 BM25 ranks every entry that matches any OR-ed word, so on a 10⁶ store a query holding "release" or
 "time" ranks hundreds of thousands of entries (≈ 1.5 s on a loaded 2-core machine,
-``bench/scale.py``). A word held by that many entries says little about which one is meant. Two
-users: the write path's supersession search (a new entry's whole text, above 2,000 entries a word)
-and the full-text channel on big stores (above :data:`BIG_STORE` entries, a word held by more than
-:data:`RETRIEVAL_SHARE` of them). Below those sizes nothing is left out, so a small store ranks as
-it always did.
+``bench/scale.py``). A word held by that many entries says little about which one is meant. Three
+users: the write path's supersession search (a new entry's whole text, above 2,000 entries a word),
+the full-text channel on big stores (above :data:`BIG_STORE` entries, a word held by more than
+:data:`RETRIEVAL_SHARE` of them) and, on those stores, its search of the recall cues (the words
+counted among the cues: :func:`cue_expression`). Below those sizes nothing is left out, so a small
+store ranks as it always did.
 """
 
 from __future__ import annotations
