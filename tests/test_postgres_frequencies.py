@@ -26,8 +26,11 @@ def filled(pg_url: str) -> Iterator[str]:  # noqa: F811
             words = ["release notes"] if i % 4 else ["deploy checklist"]
             if i in (7, 93):
                 words.append("zebrafish tank")
-            store.insert_entry("decision", f"entry {i}: " + " and ".join(words), f"2026-01-01T00:00:{i % 60:02d}", {})
+            topic = f"topic{chr(97 + i % 20)}"  # 10 words in 10 cues each: listed, where the aquarium (2) is not
+            cue = {"when": f"when writing code on {topic}" + (" for the aquarium" if i in (7, 93) else "")} if i % 2 else {}
+            store.insert_entry("decision", f"entry {i}: " + " and ".join(words), f"2026-01-01T00:00:{i % 60:02d}", cue)
         store.execute("ALTER TABLE entries ALTER COLUMN fts SET STATISTICS 1", ())  # 10 lexemes listed at most
+        store.execute("ALTER TABLE entries ALTER COLUMN cue_fts SET STATISTICS 1", ())
         store.execute("ANALYZE entries", ())
     finally:
         store.close()
@@ -100,3 +103,24 @@ def test_estimates() -> None:
     assert stats.estimate("'zebrafish' | 'zebrafishi'") is None  # none listed: counted
     assert stats.estimate("('releas' | 'note') & 'deploy'") is None
     assert not TermStatistics(-1, {}).usable and not TermStatistics(1_000_000, {}).usable
+
+
+def test_big_store_reads_common_cue_words_from_the_cues_statistics(filled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recall cues' column has statistics of its own: a word most cues hold is read from them
+    (no count over its posting list), a rare one counted up to the limit; the entries' words'
+    statistics are not consulted for cues, nor the cues' for words."""
+    monkeypatch.setattr(common_terms, "BIG_STORE", 100)
+    store = open_postgres(filled)
+    try:
+        cues = store.term_statistics("cue_fts")
+        assert cues.usable and cues.shares["write"] == pytest.approx(0.5) and "write" not in store.term_statistics().shares
+        seen = statements(store)
+        assert store.cue_documents_up_to("writing", 1000) == 100 and store.cue_documents_up_to("writing", 10) == 10
+        assert not any("count(" in sql for sql in seen), seen  # the common cue word: no count at all
+        assert store.cue_documents_up_to("aquarium", 1000) == 2
+        assert any("cue_fts @@" in sql and "count(" in sql for sql in seen)  # the rare one: a bounded count
+        assert store.documents_up_to("writing", 1000) == 0  # the entries' words never hold a cue's
+        with pytest.raises(ValueError, match="no statistics"):
+            store.term_statistics("content")
+    finally:
+        store.close()

@@ -15,6 +15,9 @@ Only above :data:`~crib_plugin.text.common_terms.BIG_STORE` entries (the table's
 ``pg_class.reltuples``), the size where crib already treats a store as big: below it every count is
 exact, so a small store ranks exactly as SQLite's and never depends on when autovacuum last ran.
 The statistics are read once per store instance (a hook's process opens one store per prompt).
+The recall cues' column (``cue_fts``, :mod:`.pg_cues`) has statistics of its own, read the same way:
+on a big store the cue search leaves out the words most cues hold, and counting them must not read
+their posting lists either.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ LEXEME = re.compile(r"'((?:[^']|'')*)'")
 STATISTICS_SQL = (
     "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs FROM pg_class c "
     "LEFT JOIN pg_stats s ON s.schemaname = c.relnamespace::regnamespace::text AND s.tablename = c.relname "
-    "AND s.attname = 'fts' WHERE c.oid = 'entries'::regclass"
+    "AND s.attname = ? WHERE c.oid = 'entries'::regclass"
 )
+COLUMNS = ("fts", "cue_fts")
+"""The ``tsvector`` columns counted: the entries' words and their recall cues' (:mod:`.pg_cues`)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,9 @@ class TermStatistics:
         return max(1, round(min(self.shares[lexeme] for lexeme in lexemes) * self.rows))
 
 
-def read_statistics(store: _Executes) -> TermStatistics:
-    rows = store.execute(STATISTICS_SQL, ())
+def read_statistics(store: _Executes, column: str = "fts") -> TermStatistics:
+    """The planner's statistics of ``entries.<column>`` (one of :data:`COLUMNS`)."""
+    rows = store.execute(STATISTICS_SQL, (column,))
     if not rows or rows[0][1] is None or rows[0][2] is None:
         return TermStatistics(float(rows[0][0]) if rows else 0.0)
     reltuples, elems, freqs = rows[0]
@@ -94,17 +100,22 @@ def read_statistics(store: _Executes) -> TermStatistics:
 class PgFrequencyMixin:
     """``document_frequencies`` for the PostgreSQL store (see the module docstring)."""
 
-    _term_statistics: TermStatistics | None = None
+    _column_statistics: dict[str, TermStatistics] | None = None
 
     if TYPE_CHECKING:  # provided by PostgresStore
 
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
 
-    def term_statistics(self) -> TermStatistics:
-        """The statistics, read on first use and kept for this store instance's life."""
-        if self._term_statistics is None:
-            self._term_statistics = read_statistics(self)
-        return self._term_statistics
+    def term_statistics(self, column: str = "fts") -> TermStatistics:
+        """The statistics of ``column`` (the entries' words unless named), read on first use and
+        kept for this store instance's life."""
+        if column not in COLUMNS:
+            raise ValueError(f"no statistics for entries.{column}")
+        if self._column_statistics is None:
+            self._column_statistics = {}
+        if column not in self._column_statistics:
+            self._column_statistics[column] = read_statistics(self, column)
+        return self._column_statistics[column]
 
     def document_frequencies(self, queries: Sequence[Query], with_total: bool = False) -> tuple[int, list[int]]:
         """``(entries, frequencies)``: how many entries match each ``tsquery``, and the store's size
@@ -135,16 +146,16 @@ class PgFrequencyMixin:
                 estimates[k] = int(count)
         return round(stats.rows), [int(e or 0) for e in estimates]
 
-    def documents_up_to_limit(self, query: Query, limit: int) -> int:
-        """``min(entries matching, limit)``: on a big store a common word's from the statistics
-        (a GIN bitmap scan builds the whole posting list before any ``LIMIT`` stops it), anything
-        else — a phrase too: its words may be common together but rare in sequence — counted up to
-        ``limit``."""
-        stats = self.term_statistics()
+    def documents_up_to_limit(self, query: Query, limit: int, column: str = "fts") -> int:
+        """``min(entries matching, limit)`` in ``column`` (the entries' words unless named): on a big
+        store a common word's from the statistics (a GIN bitmap scan builds the whole posting list
+        before any ``LIMIT`` stops it), anything else — a phrase too: its words may be common
+        together but rare in sequence — counted up to ``limit``."""
+        stats = self.term_statistics(column)
         if stats.usable:
             text = str(self.execute(f"SELECT ({query[0]})::text", query[1])[0][0])
             estimate = stats.estimate(text) if len(LEXEME.findall(text)) == 1 else None
             if estimate is not None:
                 return min(estimate, limit)
-        rows = self.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries WHERE fts @@ {query[0]} LIMIT ?) d", [*query[1], int(limit)])
+        rows = self.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries WHERE {column} @@ {query[0]} LIMIT ?) d", [*query[1], int(limit)])
         return int(rows[0][0])
