@@ -235,7 +235,6 @@ class Report:
                 )
         return "\n".join(lines)
 
-
     def lead_lines(self) -> list[str]:
         """The fused ranking's lead over plain BM25 and each channel alone at R@5 and R@10, with its
         paired interval (:mod:`crib_eval.paired`); nothing when there is no fused row."""
