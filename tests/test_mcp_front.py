@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,20 @@ LISTS = ("prompts/list", "resources/list", "resources/templates/list")
 NEVER_ANSWERS = [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(30)"]  # a server stuck loading
 
 
+WAIT = 60.0
+"""Seconds a client waits for one message before it stops the process (the test then fails, never hangs)."""
+
+
 class Client:
-    """A raw MCP client on a process's stdin/stdout."""
+    """A raw MCP client on a process's stdin/stdout.
+
+    Responses may come in any order (the server runs requests concurrently): one that arrives while
+    the client waits for another is kept for the :meth:`until` that asks for it."""
 
     def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env=env, cwd=str(ROOT))
+        self.answers: dict[Any, dict[str, Any]] = {}  # responses that came before they were waited for
 
     def send(self, *messages: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -44,18 +53,27 @@ class Client:
 
     def receive(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, "the server closed its output"
+        watchdog = threading.Timer(WAIT, self.proc.kill)  # a lost answer fails the test instead of hanging it
+        watchdog.start()
+        try:
+            line = self.proc.stdout.readline()
+        finally:
+            watchdog.cancel()
+        assert line, f"the server closed its output (or sent nothing for {WAIT:g} s)"
         return json.loads(line)
 
     def until(self, ident: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The response to ``ident``, and the notifications that came before it."""
+        """The response to ``ident``, and the other messages that came before it (responses to other
+        requests are also kept for their own :meth:`until`)."""
         seen = []
-        while True:
+        while ident not in self.answers:
             message = self.receive()
-            if message.get("id") == ident and "method" not in message:
-                return message, seen
+            if "id" in message and "method" not in message:
+                self.answers[message["id"]] = message
+                if message["id"] == ident:
+                    break
             seen.append(message)
+        return self.answers.pop(ident), seen
 
     def close(self) -> int:
         assert self.proc.stdin is not None
@@ -130,9 +148,9 @@ def test_calls_reach_the_real_server_and_its_manifest_is_cached(tmp_path: Path) 
     client = front(env)
     client.send(INIT, INITIALIZED,
                 {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "remember",
-                 "arguments": {"text": "Chose SQLite for storage.", "type": "decision"}}},
-                {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "show", "arguments": {"id": 1}}})
-    stored, _ = client.until(3)
+                 "arguments": {"text": "Chose SQLite for storage.", "type": "decision"}}})
+    stored, _ = client.until(3)  # before asking to show it: the server runs two calls side by side
+    client.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "show", "arguments": {"id": 1}}})
     shown, _ = client.until(4)
     assert stored["result"]["isError"] is False and json.loads(stored["result"]["content"][0]["text"])["id"] == 1
     assert "Chose SQLite for storage." in shown["result"]["content"][0]["text"]
