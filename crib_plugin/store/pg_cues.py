@@ -25,7 +25,7 @@ class PgCueMixin:
 
         def execute(self, sql: str, bindings: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]: ...
         def count_entries(self) -> int: ...
-        def documents_up_to_limit(self, query: tuple[str, list[Any]], limit: int, column: str = "fts") -> int: ...
+        def phrase_up_to(self, text: str, limit: int, column: str = "fts") -> int: ...
 
     def cue_search(self, expression: str, limit: int) -> list[tuple[int, float]]:
         """Entries whose recall cue matches an FTS5 expression, best first, scored as
@@ -50,6 +50,4 @@ class PgCueMixin:
         """Entries whose recall cue holds ``text`` (a word or a phrase), counted up to ``limit``: on a
         big store a common cue word's count from the planner's statistics of ``cue_fts``
         (:mod:`.pg_frequencies`), as the word index's."""
-        if not text.strip() or limit <= 0:
-            return 0
-        return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit, "cue_fts")
+        return self.phrase_up_to(text, limit, "cue_fts")

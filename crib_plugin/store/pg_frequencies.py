@@ -146,6 +146,13 @@ class PgFrequencyMixin:
                 estimates[k] = int(count)
         return round(stats.rows), [int(e or 0) for e in estimates]
 
+    def phrase_up_to(self, text: str, limit: int, column: str = "fts") -> int:
+        """Entries whose ``column`` holds ``text`` (a word or a phrase, folded and stemmed as the
+        column is), counted up to ``limit``: ``documents_up_to`` for the words, the cue count for cues."""
+        if not text.strip() or limit <= 0:
+            return 0
+        return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit, column)
+
     def documents_up_to_limit(self, query: Query, limit: int, column: str = "fts") -> int:
         """``min(entries matching, limit)`` in ``column`` (the entries' words unless named): on a big
         store a common word's from the statistics (a GIN bitmap scan builds the whole posting list

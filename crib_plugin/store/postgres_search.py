@@ -174,9 +174,7 @@ class PgFullTextMixin(PgFrequencyMixin, PgCueMixin):
         return self.document_frequencies([("?::tsquery", [query])])[1][0]
 
     def documents_up_to(self, text: str, limit: int) -> int:
-        if not text.strip() or limit <= 0:
-            return 0
-        return self.documents_up_to_limit(("phraseto_tsquery('crib_english', crib_fold(?))", [text]), limit)
+        return self.phrase_up_to(text, limit)
 
     def entries_holding(self, words: Sequence[str], limit: int) -> list[int]:
         words = [w for w in words if w.strip()]
