@@ -53,6 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import crib_command, load_note, synthetic_entries, synthetic_entry  # noqa: E402
 from latency import PROMPTS, Command, hook_inputs  # noqa: E402
 
+from crib_plugin.core.cues import CUE_KEY, cue_space_key  # noqa: E402
+
 BUILD_VERSION = "1"  # bump when the build below changes (stores are keyed on it)
 BUILD_TX = 10_000
 NOISE = 0.35
@@ -104,14 +106,28 @@ def replica(index: int, base: int) -> tuple[str, str]:
     return kind, " ".join(text.split()[:-12] + tail)
 
 
-def store_path(cache: Path, size: int, base: int) -> Path:
+def store_path(cache: Path, size: int, base: int, cues: bool = False) -> Path:
     from crib_plugin.store.schema import latest_version
 
-    return cache / f"scale-{size}-{embedder_name()}-base{base}-s{latest_version()}-b{BUILD_VERSION}.db"
+    tag = "-cues" if cues else ""
+    return cache / f"scale-{size}-{embedder_name()}-base{base}{tag}-s{latest_version()}-b{BUILD_VERSION}.db"
 
 
-def build_store(db: Path, size: int, base: int, vectors: Any) -> float:
-    """Write ``size`` memories straight through the store (see the module docstring); seconds."""
+CUE_ACTS = ("writing", "debugging", "reviewing", "deploying", "changing", "adding", "fixing", "testing")
+
+
+def cue_text(index: int) -> str:
+    """A recall cue in the shape agents write them: general words most cues share and a rarer one."""
+    words = synthetic_entry(index)[1].split()
+    return f"when {CUE_ACTS[index % len(CUE_ACTS)]} {words[3].strip('.,;:')} or {words[-1].strip('.,;:')} code"
+
+
+def build_store(db: Path, size: int, base: int, vectors: Any, cues: bool = False) -> float:
+    """Write ``size`` memories straight through the store (see the module docstring); seconds.
+
+    ``cues``: every memory also gets a recall cue (:func:`cue_text`, in its metadata, so the cues'
+    word index holds it) and a cue vector — another base memory's vector with its own noise — in
+    the cue space, as a store whose agent writes a cue with every memory has."""
     import numpy as np
 
     from crib_plugin.memory import Memory
@@ -124,28 +140,39 @@ def build_store(db: Path, size: int, base: int, vectors: Any) -> float:
     with Memory(db, settings=_settings(db)) as memory:
         store = memory.store
         table = store.ensure_vector_space(memory.embedder_key(), int(vectors.shape[1]))
+        cue_table = store.ensure_vector_space(cue_space_key(memory.embedder_key()), int(vectors.shape[1])) if cues else ""
         for offset in range(0, size, BUILD_TX):
             count = min(BUILD_TX, size - offset)
             rows = np.arange(offset, offset + count)
-            block = vectors[rows % base].astype("<f4")
-            replicas = rows >= base
-            if replicas.any():
-                noise = rng.standard_normal((int(replicas.sum()), block.shape[1])).astype("<f4")
-                block[replicas] += noise * (NOISE / np.sqrt(block.shape[1]))
-                block /= np.linalg.norm(block, axis=1, keepdims=True)
+            block = _noisy(vectors, rows, rows >= base, rng)
+            cue_block = _noisy(vectors, rows * 7 + 3, rows >= 0, rng) if cues else block
             with store.transaction():
                 for k, index in enumerate(rows.tolist()):
                     kind, text = replica(index, base)
                     day = index % 730
                     created = f"{2025 + day // 365}-{1 + (day % 365) // 31:02d}-{1 + day % 28:02d}T{index % 24:02d}:00:00+00:00"
-                    entry_id = store.insert_entry(kind, text, created, {})
+                    entry_id = store.insert_entry(kind, text, created, {CUE_KEY: cue_text(index)} if cues else {})
                     store.put_vector(table, entry_id, block[k].tobytes())
+                    if cues:
+                        store.put_vector(cue_table, entry_id, cue_block[k].tobytes())
             done = offset + count
             if done % 100_000 == 0 or done == size:
                 print(f"built {done}/{size} ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _refresh_index(db)
     return time.perf_counter() - started
+
+
+def _noisy(vectors: Any, rows: Any, noisy: Any, rng: Any) -> Any:
+    """Base vectors ``rows mod base``, those marked ``noisy`` moved by seeded noise and normalised."""
+    import numpy as np
+
+    block = vectors[rows % len(vectors)].astype("<f4")
+    if noisy.any():
+        noise = rng.standard_normal((int(noisy.sum()), block.shape[1])).astype("<f4")
+        block[noisy] += noise * (NOISE / np.sqrt(block.shape[1]))
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+    return block
 
 
 def _refresh_index(db: Path) -> None:
@@ -159,11 +186,11 @@ def _refresh_index(db: Path) -> None:
             vector_index_build.refresh(memory.store, table)
 
 
-def ensure_store(cache: Path, size: int, base: int, rebuild: bool) -> tuple[Path, str]:
-    db = store_path(cache, size, base)
+def ensure_store(cache: Path, size: int, base: int, rebuild: bool, cues: bool = False) -> tuple[Path, str]:
+    db = store_path(cache, size, base, cues)
     done = db.with_suffix(".done")
     if rebuild or not done.exists():
-        seconds = build_store(db, size, base, base_vectors(cache, base))
+        seconds = build_store(db, size, base, base_vectors(cache, base), cues)
         done.write_text(f"{seconds:.1f}\n")
         return db, f"built now in {seconds:.0f}s ({size / seconds:.0f} entries/s)"
     return db, f"cached (built in {float(done.read_text() or 0):.0f}s)"
@@ -386,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="where stores are built and kept (outside the repository)")
     parser.add_argument("--base", type=int, default=4096, help="memories embedded for real; the rest are replicas")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--cues", action="store_true", help="every memory with a recall cue and a cue vector (a store of its own)")
     parser.add_argument("--writes", type=int, default=3, help="`crib write` runs per type and size (0: skip)")
     parser.add_argument("--write-vectors", default="auto",
                         help="CRIB_WRITE_VECTORS for the timed writes: auto (crib's default), inline or background; a comma list runs each")
@@ -404,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     compile_package()
     rows, extras = [], []
     for size in sizes:
-        db, note = ensure_store(args.cache, size, min(args.base, size), args.rebuild)
+        db, note = ensure_store(args.cache, size, min(args.base, size), args.rebuild, args.cues)
         warm_page_cache(db)
         commands = time_commands(db, args.runs)
         numpy_ms = statistics.median(commands["numpy"].times)

@@ -45,3 +45,23 @@ def test_the_build_is_reproducible(tmp_path: Path) -> None:
         store.close()
     assert snapshots[0] == snapshots[1] and len(snapshots[0][0]) == 300
     assert len({r[2] for r in snapshots[0][0]}) == 300  # replicas differ from their base memory
+
+
+def test_a_store_with_cues_has_a_cue_and_a_cue_vector_for_every_memory(tmp_path: Path) -> None:
+    scale = bench_module("scale")
+    vectors = np.random.default_rng(4).standard_normal((50, 384)).astype("<f4")
+    db = tmp_path / "scale-200-cues.db"
+    scale.build_store(db, 200, 50, vectors, cues=True)
+    from crib_plugin.core.cues import cue_of, cue_space_key
+    from crib_plugin.store import open_store
+
+    store = open_store(db, readonly=True)
+    key = next(k for k in store.vector_spaces() if not k.startswith("when:"))
+    content, cues = store.vector_space(key)[0], store.vector_space(cue_space_key(key))[0]
+    ids = [r[0] for r in store.execute("SELECT id FROM entries ORDER BY id")]
+    entries = store.get_entries(ids)
+    assert all(cue_of(entries[i].metadata) for i in ids)
+    assert store.vector_count(cues) == store.vector_count(content) == 200
+    assert store.stored_vectors(cues, ids[:5]) != store.stored_vectors(content, ids[:5])  # a cue is not its memory
+    assert store.cue_search('"when"', 500) and len(store.cue_search('"when"', 500)) == 200  # the cues' word index holds them
+    store.close()

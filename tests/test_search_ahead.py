@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from crib_plugin.core.cues import CUE_KEY, cue_space_key
 from crib_plugin.store import open_store, vector_index, vector_index_ahead
 from crib_plugin.store.vector_index_file import IndexFile
 
@@ -153,18 +154,28 @@ def test_reading_stored_vectors_and_planning_import_no_numpy(indexed: tuple[Any,
     assert rest == b"".join(expected[i] for i in sorted(expected))
 
 
+MEMORIES = (
+    ("type=decision Chose SQLite for storage. Zero dependencies.", "when choosing where to keep data"),
+    ("type=error The task queue crashed with ERR_QUEUE_4412 on a duplicate job id.", "when the task queue fails"),
+    ("type=correction Use the staging runner for backups, not the production one.", "when running backups"),
+    ("The user wants answers in British English and short commit messages.", "when writing commit messages"),
+)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the prefetch worker needs os.fork")
-def test_a_cold_retrieve_searches_the_index_in_the_worker(memory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """End to end with real MiniLM vectors: the worker's search is taken, the main process never
-    imports numpy, and the output is the in-process one."""
+@pytest.mark.parametrize("cues", [False, True], ids=["content", "content-and-cues"])
+def test_a_cold_retrieve_searches_the_index_in_the_worker(memory: Any, monkeypatch: pytest.MonkeyPatch, cues: bool) -> None:
+    """End to end with real MiniLM vectors: the worker's search is taken — for the recall cues'
+    space too, when the memories have cues — the main process never imports numpy, and the output
+    is the in-process one."""
     monkeypatch.setattr(vector_index, "MIN_VECTORS", 3)
-    for text in ("type=decision Chose SQLite for storage. Zero dependencies.",
-                 "type=error The task queue crashed with ERR_QUEUE_4412 on a duplicate job id.",
-                 "type=correction Use the staging runner for backups, not the production one.",
-                 "The user wants answers in British English and short commit messages."):
-        memory.write(text)
-    table = memory.store.vector_space(memory.embedder_key())[0]
-    assert vector_index.usable_index(memory.store, table, 384) is not None
+    for text, cue in MEMORIES:
+        memory.write(text, metadata={CUE_KEY: cue} if cues else None)
+    tables = [memory.store.vector_space(memory.embedder_key())[0]]
+    if cues:
+        tables.append(memory.store.vector_space(cue_space_key(memory.embedder_key()))[0])
+    for table in tables:
+        assert vector_index.usable_index(memory.store, table, 384) is not None
     memory.close()
     script = textwrap.dedent(
         """
@@ -185,6 +196,6 @@ def test_a_cold_retrieve_searches_the_index_in_the_worker(memory: Any, monkeypat
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
         outputs[parallel] = [line for line in done.stdout.splitlines() if "context_time" not in line]
         if parallel == "1":
-            assert done.stderr.strip().splitlines()[-1] == "CLEAN [True]", done.stderr
+            assert done.stderr.strip().splitlines()[-1] == f"CLEAN {[True] * len(tables)}", done.stderr
     assert "Chose SQLite for storage" in "\n".join(outputs["1"])
     assert outputs["1"] == outputs["0"]

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..core.authorship import readable_entries
+from ..core.cues import cue_space_key
 from ..core.errors import ConfigError, CribError, StoreUnavailable
 from ..core.limits import bound_prompt
 from ..core.records import ChannelResult, Fact, Hit, Retrieval, fresh
@@ -113,8 +114,11 @@ def read_ahead(memory: "MemoryLike", entry_ids: Sequence[int], text: str) -> Non
         return
     try:
         prefix = f"{memory.embedder_name()}:"
-        tables = [table for key, (table, _dim) in memory.store.vector_spaces().items() if key.startswith(prefix)]
-        prefetch.search_ahead(memory.store, embedder, tables)  # a side index's k-NN: run by the worker
+        spaces = memory.store.vector_spaces()
+        tables = [table for key, (table, _dim) in spaces.items() if key.startswith(prefix)]
+        cues = spaces.get(cue_space_key(memory.embedder_key()))
+        # the side index's k-NN of the content space and of the recall cues' space, run by the worker
+        prefetch.search_ahead(memory.store, embedder, tables + ([cues[0]] if cues else []))
         # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
         # embeds rather than after its answer; the SessionStart hook never selects
         from .selection import term_weights
