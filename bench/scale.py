@@ -1,7 +1,7 @@
 """How crib behaves on big stores: 10⁴, 10⁵ and 10⁶ memories on one machine.
 
     python bench/scale.py [--sizes 10000,100000,1000000] [--runs 10] [--cache /work/scale-stores]
-                          [--base 4096] [--recall 300] [--writes 3] [--import-entries 0]
+                          [--base 4096] [--recall 300] [--writes 3] [--import-entries 0] [--cues]
 
 **How a big store is made quickly and reproducibly.** Embedding a million texts with the offline
 MiniLM would take hours on two cores, so the store is grown from a small embedded corpus:
@@ -19,6 +19,9 @@ MiniLM would take hours on two cores, so the store is grown from a small embedde
    :data:`BUILD_TX` entries; no facts are extracted (``extract=False``), no supersession runs. Each
    size is a separate file ``scale-<n>-….db`` under ``--cache`` (keep it outside the repository:
    10⁶ is ≈ 2.3 GB), reused until ``--rebuild``.
+4. ``--cues``: every memory also has a recall cue (in its metadata, so the cues' word index holds
+   it) and a cue vector (another base memory's, with its own noise), as when the agent writes a
+   cue with each memory; such stores are files of their own (``…-cues-…``).
 
 **What it prints** per size (fresh processes, round-robin with ``python -c "import numpy"`` as the
 yardstick so machine load hits all alike; one untimed warm-up each):
