@@ -104,7 +104,8 @@ def _rerank_pool(results: Iterable[ChannelResult]) -> list[int]:
 def read_ahead(memory: "MemoryLike", entry_ids: Sequence[int], text: str) -> None:
     """Use the time a prefetch worker is still embedding the prompt: read ahead what the steps after
     fusion need and the vector does not decide (the gate's term statistics, the hits' stored vectors
-    for the reranker); hand the worker the side index's search.
+    for the reranker); hand the worker the side index's searches, the content space's and the recall
+    cues' (a store whose memories have cues searches both for every prompt).
 
     Does nothing in a warm process (no worker) or once the worker has answered. Vectors are read
     ahead only from the store's one space for this embedder (with several, none is safe). The
@@ -117,8 +118,7 @@ def read_ahead(memory: "MemoryLike", entry_ids: Sequence[int], text: str) -> Non
         spaces = memory.store.vector_spaces()
         tables = [table for key, (table, _dim) in spaces.items() if key.startswith(prefix)]
         cues = spaces.get(cue_space_key(memory.embedder_key()))
-        # the side index's k-NN of the content space and of the recall cues' space, run by the worker
-        prefetch.search_ahead(memory.store, embedder, tables + ([cues[0]] if cues else []))
+        prefetch.search_ahead(memory.store, embedder, tables + ([cues[0]] if cues else []))  # run by the worker
         # deferred: the select stage (relevance gate, rerank, per-entry cut), loaded here while the worker
         # embeds rather than after its answer; the SessionStart hook never selects
         from .selection import term_weights
